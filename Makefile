@@ -1,0 +1,176 @@
+# xrxe: a software RoCEv2 endpoint (XDP steering, AF_XDP transport daemon, verbs shim).
+#
+#   make            build everything into build/
+#   make SANITIZE=1 build with AddressSanitizer + UndefinedBehaviorSanitizer (into build-san/)
+#   make deps       install the Debian packages the build, tests and demo need
+#   make test       every suite (unit, net, interop, fuzz smoke); one summary line at the end
+#   make demo       two namespaces, XDP steering and the I/O layer, live
+#   make bench      benchmarks, printed as a table
+#   make install    install into $(DESTDIR)$(PREFIX)
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+CC := gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+
+ifeq ($(SANITIZE),1)
+BUILD ?= build-san
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILD ?= build
+SAN_FLAGS :=
+endif
+
+OPT ?= -O2 -g
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
+	-Wno-missing-field-initializers
+CFLAGS_ALL := -std=gnu11 $(OPT) $(WARN) $(SAN_FLAGS) -D_GNU_SOURCE -fPIC \
+	-Iinclude -Isrc -I$(BUILD)/gen $(CFLAGS)
+LDFLAGS_ALL := $(SAN_FLAGS) $(LDFLAGS)
+
+LIBS_WIRE := -lisal
+LIBS_DAEMON := -lxdp -lbpf -lelf -lz -lmnl
+
+# --- BPF ---------------------------------------------------------------------
+# Debian keeps asm/ under the multiarch path, which clang -target bpf does not
+# search (ref/afxdp.md pitfall 14).
+ARCH_INC := /usr/include/$(shell $(CC) -print-multiarch)
+BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -Iinclude -I$(ARCH_INC)
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/gen/%.skel.h,$(BPF_SRCS))
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c include/xrxe/*.h | $(BUILD)/bpf
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/gen/%.skel.h: $(BUILD)/bpf/%.bpf.o | $(BUILD)/gen
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@.tmp && mv $@.tmp $@
+
+# --- C libraries -------------------------------------------------------------
+WIRE_SRCS := $(wildcard src/wire/*.c)
+UTIL_SRCS := $(wildcard src/util/*.c)
+DAEMON_MAIN := src/daemon/xrxed.c
+DAEMON_SRCS := $(filter-out $(DAEMON_MAIN),$(wildcard src/daemon/*.c))
+TRANSPORT_SRCS := $(wildcard src/transport/*.c)
+TOOL_SRCS := $(wildcard tools/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+LIB_WIRE := $(BUILD)/lib/libxrxe_wire.a
+LIB_TRANSPORT := $(BUILD)/lib/libxrxe_transport.a
+LIB_DAEMON := $(BUILD)/lib/libxrxe_daemon.a
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+# Only the loader and the tools include the generated skeleton.
+$(call obj,$(DAEMON_SRCS) $(DAEMON_MAIN) $(TOOL_SRCS)): | $(BPF_SKELS)
+
+$(LIB_WIRE): $(call obj,$(WIRE_SRCS) $(UTIL_SRCS))
+	@mkdir -p $(dir $@)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(LIB_TRANSPORT): $(call obj,$(TRANSPORT_SRCS))
+	@mkdir -p $(dir $@)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(LIB_DAEMON): $(call obj,$(DAEMON_SRCS))
+	@mkdir -p $(dir $@)
+	rm -f $@ && $(AR) rcs $@ $^
+
+# --- Programs ----------------------------------------------------------------
+BINS :=
+ifneq ($(wildcard $(DAEMON_MAIN)),)
+BINS += $(BUILD)/bin/xrxed
+$(BUILD)/bin/xrxed: $(call obj,$(DAEMON_MAIN)) $(LIB_DAEMON) $(LIB_TRANSPORT) $(LIB_WIRE)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_DAEMON) $(LIBS_WIRE)
+endif
+ifneq ($(TOOL_SRCS),)
+BINS += $(BUILD)/bin/xrxe
+$(BUILD)/bin/xrxe: $(call obj,$(TOOL_SRCS)) $(LIB_DAEMON) $(LIB_WIRE)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_DAEMON) $(LIBS_WIRE)
+endif
+
+# --- Tests -------------------------------------------------------------------
+# tests/unit/test_*.c: one criterion binary each.
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
+UNIT_HELPERS := $(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c))
+# Unit tests cover the sans-I/O layers (wire, transport): they never link the daemon.
+$(BUILD)/tests/unit/%: $(call obj,tests/unit/%.c $(UNIT_HELPERS)) $(LIB_TRANSPORT) $(LIB_WIRE)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcriterion -lpcap -lz $(LIBS_WIRE)
+
+# tests/net/*.c: helper programs the network tests drive.
+NET_SRCS := $(wildcard tests/net/*.c)
+NET_BINS := $(patsubst tests/net/%.c,$(BUILD)/tests/net/%,$(NET_SRCS))
+$(BUILD)/tests/net/%: $(call obj,tests/net/%.c) $(LIB_DAEMON) $(LIB_WIRE)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lpcap $(LIBS_DAEMON) $(LIBS_WIRE)
+
+# tests/bench/*.c
+BENCH_SRCS := $(wildcard tests/bench/*.c)
+BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))
+$(BUILD)/tests/bench/%: $(call obj,tests/bench/%.c) $(LIB_DAEMON) $(LIB_WIRE)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lz $(LIBS_DAEMON) $(LIBS_WIRE)
+
+# tests/fuzz/fuzz_*.c: libFuzzer targets, always clang + ASan/UBSan, own objects.
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/fuzz/%,$(FUZZ_SRCS))
+FUZZ_FLAGS := -std=gnu11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-D_GNU_SOURCE -Iinclude -Isrc
+$(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(WIRE_SRCS) $(UTIL_SRCS) include/xrxe/*.h
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(WIRE_SRCS) $(UTIL_SRCS) -lisal
+
+TEST_BINS := $(UNIT_BINS) $(NET_BINS) $(FUZZ_BINS)
+
+# --- Top-level targets -------------------------------------------------------
+.PHONY: all deps check-deps test test-unit test-net test-interop test-fuzz demo bench install clean
+.DEFAULT_GOAL := all
+
+all: $(BPF_OBJS) $(BPF_SKELS) $(BINS) $(LIB_WIRE)
+
+tests: all $(TEST_BINS)
+
+deps:
+	scripts/deps.sh install
+
+# Install what is missing first, so a fresh Debian 12 machine needs nothing else typed.
+check-deps:
+	@scripts/deps.sh ensure
+
+test: check-deps
+	@$(MAKE) --no-print-directory tests
+	@BUILD=$(BUILD) tests/run.sh
+
+test-%: check-deps
+	@$(MAKE) --no-print-directory tests
+	@BUILD=$(BUILD) tests/run.sh $*
+
+demo: check-deps
+	@$(MAKE) --no-print-directory all $(NET_BINS)
+	@BUILD=$(BUILD) scripts/demo.sh
+
+bench: check-deps
+	@$(MAKE) --no-print-directory all $(BENCH_BINS) $(NET_BINS)
+	@BUILD=$(BUILD) tests/bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
+	install -m 0755 $(BUILD)/bin/xrxe $(DESTDIR)$(PREFIX)/bin/xrxe
+	install -m 0755 $(BUILD)/bin/xrxed $(DESTDIR)$(PREFIX)/sbin/xrxed
+
+clean:
+	rm -rf build build-san
+
+$(BUILD)/bpf $(BUILD)/gen:
+	@mkdir -p $@
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

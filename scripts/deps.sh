@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Debian 12 packages xrxe needs to build, test and demo.
+#
+#   scripts/deps.sh list      print the package list
+#   scripts/deps.sh missing   print the packages not installed
+#   scripts/deps.sh ensure    install only what is missing (quiet when nothing is)
+#   scripts/deps.sh install   same, always reporting what it did
+#
+# Installing needs root; without it the missing list is printed and the exit
+# status is 1, so `make test` fails with a clear message instead of half-running.
+set -euo pipefail
+
+PACKAGES=(
+	# build
+	build-essential pkg-config clang llvm libclang-rt-14-dev
+	libbpf-dev bpftool libxdp-dev xdp-tools libelf-dev zlib1g-dev
+	libisal-dev libibverbs-dev libmnl-dev libpcap-dev
+	# tests
+	libcriterion-dev iproute2 iputils-ping iperf3 tshark python3 kmod
+	# real verbs clients (the shim's users) and the kernel-rxe peer
+	ibverbs-utils perftest rdmacm-utils python3-pyverbs
+	qemu-system-x86 busybox-static
+	# plots
+	gnuplot-nox
+)
+
+missing() {
+	local p
+	for p in "${PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+			echo "$p"
+	done
+}
+
+install_missing() {
+	local verbose=$1 need
+	mapfile -t need < <(missing)
+	if [ ${#need[@]} -eq 0 ]; then
+		[ "$verbose" = 1 ] && echo "deps: all ${#PACKAGES[@]} packages present"
+		return 0
+	fi
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps: missing packages (run 'make deps' as root): ${need[*]}" >&2
+		return 1
+	fi
+	echo "deps: installing ${need[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	# tshark asks whether non-root users may capture; the answer does not matter here.
+	echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+	mapfile -t need < <(missing)
+	if [ ${#need[@]} -ne 0 ]; then
+		echo "deps: still missing after apt-get: ${need[*]}" >&2
+		return 1
+	fi
+}
+
+case ${1:-ensure} in
+list) printf '%s\n' "${PACKAGES[@]}" ;;
+missing) missing ;;
+ensure) install_missing 0 ;;
+install) install_missing 1 ;;
+*) echo "usage: scripts/deps.sh list|missing|ensure|install" >&2; exit 2 ;;
+esac

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Leveled logging to stderr for the daemon and the tools. The level comes from
+ * XRXE_LOG (error, warn, info, debug); the default is info.
+ */
+#ifndef XRXE_UTIL_LOG_H
+#define XRXE_UTIL_LOG_H
+
+enum xrxe_log_level {
+	XRXE_LOG_ERROR,
+	XRXE_LOG_WARN,
+	XRXE_LOG_INFO,
+	XRXE_LOG_DEBUG,
+};
+
+/* Program name printed before every message ("xrxe", "xrxed"). */
+void xrxe_log_init(const char *progname);
+void xrxe_log_set_level(enum xrxe_log_level level);
+enum xrxe_log_level xrxe_log_get_level(void);
+void xrxe_log(enum xrxe_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define xrxe_err(...) xrxe_log(XRXE_LOG_ERROR, __VA_ARGS__)
+#define xrxe_warn(...) xrxe_log(XRXE_LOG_WARN, __VA_ARGS__)
+#define xrxe_info(...) xrxe_log(XRXE_LOG_INFO, __VA_ARGS__)
+#define xrxe_dbg(...) xrxe_log(XRXE_LOG_DEBUG, __VA_ARGS__)
+
+#endif /* XRXE_UTIL_LOG_H */

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# make bench: the benchmarks, each against a baseline measured in the same run,
+# printed as one table. Numbers depend on the machine; the ratios are the point.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+
+echo "== ICRC on 4 KiB buffers: ISA-L crc32_gzip_refl vs zlib crc32 (same data, same run)"
+"$BUILD"/tests/bench/icrc_bench
+
+if [ "$(id -u)" -eq 0 ] && [ -x tests/bench/afxdp.sh ]; then
+	echo
+	echo "== AF_XDP I/O layer over veth (copy mode), namespaces A -> B"
+	tests/bench/afxdp.sh
+fi

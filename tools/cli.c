@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int xrxe_cli_usage(const struct xrxe_command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "xrxe: %s: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'xrxe help %s')\n", cmd->name);
+	return XRXE_EXIT_USAGE;
+}
+
+int xrxe_cli_getopt(const struct xrxe_command *cmd, int argc, char **argv, const char *shortopts,
+		    const struct option *longopts)
+{
+	char spec[64];
+	int c;
+
+	/* Leading ':' tells a missing argument (':') from an unknown option ('?');
+	 * opterr = 0 because getopt's own messages carry argv[0], which is the
+	 * subcommand name here, not "xrxe". */
+	snprintf(spec, sizeof(spec), ":%sh", shortopts);
+	opterr = 0;
+	c = getopt_long(argc, argv, spec, longopts, NULL);
+	switch (c) {
+	case 'h':
+		fputs(cmd->help, stdout);
+		exit(fflush(stdout) ? XRXE_EXIT_FAILURE : XRXE_EXIT_OK);
+	case ':':
+		if (optopt)
+			xrxe_cli_usage(cmd, "option '-%c' needs an argument", optopt);
+		else
+			xrxe_cli_usage(cmd, "option '%s' needs an argument", argv[optind - 1]);
+		return '?';
+	case '?':
+		if (optopt)
+			xrxe_cli_usage(cmd, "unknown option '-%c'", optopt);
+		else
+			xrxe_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+		return '?';
+	default:
+		return c;
+	}
+}
+
+bool xrxe_cli_positionals(const struct xrxe_command *cmd, int argc, unsigned min, unsigned max,
+			  const char *what)
+{
+	unsigned n = argc > optind ? (unsigned)(argc - optind) : 0;
+
+	if (n < min) {
+		xrxe_cli_usage(cmd, "missing %s", what);
+		return false;
+	}
+	if (n > max) {
+		xrxe_cli_usage(cmd, "too many arguments");
+		return false;
+	}
+	return true;
+}
+
+void xrxe_json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}

@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xrxe attach / detach / status / stats: the XDP steering program on the
+ * command line. All the work is in src/daemon/steer.c, which also prints the
+ * one-line reason of any failure; this file parses options and formats output.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "daemon/steer.h"
+
+static const struct option opt_json[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+/* --- output ---------------------------------------------------------------------- */
+
+static void counters_text(FILE *out, const struct xrxe_steer_stat c[XRXE_STEER_COUNTER_COUNT],
+			  const char *indent)
+{
+	fprintf(out, "%s%-14s %14s %16s\n", indent, "counter", "packets", "bytes");
+	for (int i = 0; i < XRXE_STEER_COUNTER_COUNT; i++)
+		fprintf(out, "%s%-14s %14" PRIu64 " %16" PRIu64 "\n", indent,
+		       xrxe_steer_counter_name((enum xrxe_steer_counter)i), (uint64_t)c[i].packets,
+		       (uint64_t)c[i].bytes);
+}
+
+static void counters_json(FILE *out, const struct xrxe_steer_stat c[XRXE_STEER_COUNTER_COUNT])
+{
+	fputs("{", out);
+	for (int i = 0; i < XRXE_STEER_COUNTER_COUNT; i++)
+		fprintf(out, "%s\"%s\":{\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", i ? "," : "",
+		       xrxe_steer_counter_name((enum xrxe_steer_counter)i), (uint64_t)c[i].packets,
+		       (uint64_t)c[i].bytes);
+	fputs("}", out);
+}
+
+static int read_counters(const char *ifname, struct xrxe_steer_stat c[XRXE_STEER_COUNTER_COUNT])
+{
+	struct xrxe_steer_maps maps;
+	int err;
+
+	err = xrxe_steer_open_maps(ifname, &maps);
+	if (err)
+		return err;
+	err = xrxe_steer_read_stats(&maps, c);
+	xrxe_steer_close_maps(&maps);
+	return err;
+}
+
+/* --- attach ---------------------------------------------------------------------- */
+
+static int run_attach(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const struct xrxe_command *cmd = &xrxe_cmd_attach;
+	enum xrxe_steer_mode mode = XRXE_STEER_MODE_NATIVE;
+	struct xrxe_steer_state st;
+	unsigned long port = XRXE_STEER_DEFAULT_UDP_PORT;
+	const char *ifname;
+	bool already;
+	char *end;
+	int c;
+
+	while ((c = xrxe_cli_getopt(cmd, argc, argv, "m:p:", longopts)) != -1) {
+		switch (c) {
+		case 'm':
+			if (!strcmp(optarg, "native") || !strcmp(optarg, "drv"))
+				mode = XRXE_STEER_MODE_NATIVE;
+			else if (!strcmp(optarg, "skb") || !strcmp(optarg, "generic"))
+				mode = XRXE_STEER_MODE_SKB;
+			else
+				return xrxe_cli_usage(cmd, "--mode is native or skb, not '%s'", optarg);
+			break;
+		case 'p':
+			errno = 0;
+			port = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || !port || port > 65535)
+				return xrxe_cli_usage(cmd, "--port is 1-65535, not '%s'", optarg);
+			break;
+		default:
+			return XRXE_EXIT_USAGE;
+		}
+	}
+	if (!xrxe_cli_positionals(cmd, argc, 1, 1, "IFACE"))
+		return XRXE_EXIT_USAGE;
+	ifname = argv[optind];
+
+	if (xrxe_steer_attach_port(ifname, mode, (uint16_t)port, &already))
+		return XRXE_EXIT_FAILURE;
+	if (xrxe_steer_query(ifname, &st))
+		return XRXE_EXIT_FAILURE;
+	printf("%s: xrxe steering %s (%s mode, prog id %u, UDP port %u)\n", ifname,
+	       already ? "already attached" : "attached", xrxe_steer_mode_name(st.mode), st.prog_id,
+	       st.udp_port);
+	return XRXE_EXIT_OK;
+}
+
+const struct xrxe_command xrxe_cmd_attach = {
+	.name = "attach",
+	.summary = "load the XDP steering program on an interface",
+	.run = run_attach,
+	.help =
+	"NAME\n"
+	"    xrxe attach - load the XDP steering program on an interface\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    xrxe attach IFACE [--mode native|skb] [--port PORT]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Loads xrxe's XDP program (xrxe_steer) and attaches it to IFACE. The\n"
+	"    program redirects RoCEv2 frames (UDP destination port 4791, over IPv4 or\n"
+	"    IPv6, with at most one VLAN tag) to the AF_XDP socket that xrxed(8) binds\n"
+	"    on the receiving queue, and passes everything else to the kernel, so\n"
+	"    ARP, ping, TCP and other UDP keep working. It drops RoCEv2 frames too\n"
+	"    short for UDP + BTH + ICRC or with a BTH transport version other than 0,\n"
+	"    and counts every frame it sees (see xrxe status). While no xrxed socket\n"
+	"    is bound, RoCEv2 frames go to the kernel and count as no_socket. IPv4\n"
+	"    fragments and IPv6 packets with extension headers always go to the\n"
+	"    kernel.\n"
+	"\n"
+	"    Attaching is idempotent: if xrxe's program is already attached in the\n"
+	"    same mode, nothing changes and the status is 0. Another XDP program is\n"
+	"    never replaced: detach it first. The program's maps are pinned as\n"
+	"    /sys/fs/bpf/xrxe/IFACE/stats and .../xsks for bpftool(8); bpffs is\n"
+	"    mounted at /sys/fs/bpf if it is not (pinning is best effort, and pins\n"
+	"    made inside 'ip netns exec' vanish when that command ends).\n"
+	"\n"
+	"OPTIONS\n"
+	"    -m, --mode native|skb\n"
+	"        native (default): the driver runs the program (XDP_FLAGS_DRV_MODE).\n"
+	"        skb: generic XDP, after the kernel has built an skb; works on any\n"
+	"        interface, slower. (drv and generic are accepted as synonyms.)\n"
+	"    -p, --port PORT\n"
+	"        steer UDP destination port PORT instead of 4791.\n"
+	"    -h, --help\n"
+	"        show this page.\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0  attached, or already attached in this mode\n"
+	"    1  failed: no such interface, not root, another XDP program attached,\n"
+	"       or the kernel refused (its reason is on the error line)\n"
+	"    2  usage error\n"
+	"\n"
+	"EXAMPLES\n"
+	"    xrxe attach eth0\n"
+	"    xrxe attach veth1 --mode skb\n"
+	"    ip netns exec blue xrxe attach veth-blue\n"
+	"\n"
+	"SEE ALSO\n"
+	"    xrxe detach, xrxe status, xrxed(8), ip-link(8), bpftool-net(8)\n",
+};
+
+/* --- detach ---------------------------------------------------------------------- */
+
+static int run_detach(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const struct xrxe_command *cmd = &xrxe_cmd_detach;
+
+	if (xrxe_cli_getopt(cmd, argc, argv, "", longopts) != -1)
+		return XRXE_EXIT_USAGE;
+	if (!xrxe_cli_positionals(cmd, argc, 1, 1, "IFACE"))
+		return XRXE_EXIT_USAGE;
+	if (xrxe_steer_detach(argv[optind]))
+		return XRXE_EXIT_FAILURE;
+	printf("%s: xrxe steering detached\n", argv[optind]);
+	return XRXE_EXIT_OK;
+}
+
+const struct xrxe_command xrxe_cmd_detach = {
+	.name = "detach",
+	.summary = "remove the XDP steering program from an interface",
+	.run = run_detach,
+	.help =
+	"NAME\n"
+	"    xrxe detach - remove the XDP steering program from an interface\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    xrxe detach IFACE\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Detaches xrxe's XDP program from IFACE, in whichever mode it runs, and\n"
+	"    removes its pins under /sys/fs/bpf/xrxe/IFACE. The interface is left as\n"
+	"    it was before 'xrxe attach'. A running xrxed(8) on IFACE stops receiving\n"
+	"    RoCEv2 frames. Another XDP program is never detached.\n"
+	"\n"
+	"OPTIONS\n"
+	"    -h, --help\n"
+	"        show this page.\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0  detached\n"
+	"    1  failed: no such interface, no XDP program attached, the attached\n"
+	"       program is not xrxe's, or not root\n"
+	"    2  usage error\n"
+	"\n"
+	"EXAMPLES\n"
+	"    xrxe detach eth0\n"
+	"\n"
+	"SEE ALSO\n"
+	"    xrxe attach, xrxe status\n",
+};
+
+/* --- status ---------------------------------------------------------------------- */
+
+/* One interface, text or JSON. Returns 0, or -errno after the error line. */
+static int status_one(FILE *out, const char *ifname, bool json, bool first, bool *ours)
+{
+	struct xrxe_steer_stat ctr[XRXE_STEER_COUNTER_COUNT];
+	struct xrxe_steer_state st;
+	int err;
+
+	err = xrxe_steer_query(ifname, &st);
+	if (err)
+		return err;
+	if (st.ours) {
+		err = read_counters(ifname, ctr);
+		if (err)
+			return err;
+		*ours = true;
+	}
+
+	if (!json) {
+		if (!st.attached)
+			fprintf(out, "%s: no XDP program\n", ifname);
+		else if (!st.ours)
+			fprintf(out, "%s: foreign XDP program '%s' (%s mode, prog id %u)\n", ifname,
+			       st.prog_name, xrxe_steer_mode_name(st.mode), st.prog_id);
+		else {
+			fprintf(out, "%s: xrxe steering (%s mode, prog id %u, UDP port %u)\n", ifname,
+			       xrxe_steer_mode_name(st.mode), st.prog_id, st.udp_port);
+			counters_text(out, ctr, "    ");
+		}
+		return 0;
+	}
+
+	fprintf(out, "%s{\"name\":", first ? "" : ",");
+	xrxe_json_string(out, ifname);
+	fprintf(out, ",\"ifindex\":%u,\"xdp\":", st.ifindex);
+	if (!st.attached) {
+		fputs("null}", out);
+		return 0;
+	}
+	fprintf(out, "{\"ours\":%s,\"mode\":\"%s\",\"prog_id\":%u,\"prog_name\":",
+	       st.ours ? "true" : "false", xrxe_steer_mode_name(st.mode), st.prog_id);
+	xrxe_json_string(out, st.prog_name);
+	if (st.ours) {
+		fprintf(out, ",\"udp_port\":%u},\"counters\":", st.udp_port);
+		counters_json(out, ctr);
+		fputs("}", out);
+	} else {
+		fputs("}}", out);
+	}
+	return 0;
+}
+
+/* Every interface of the namespace. */
+static int status_all(FILE *out, bool json, bool *ours)
+{
+	struct if_nameindex *ifs;
+	bool first = true;
+	int err = 0;
+
+	ifs = if_nameindex();
+	if (!ifs) {
+		err = -errno;
+		fprintf(stderr, "xrxe: cannot list the interfaces: %s\n", strerror(-err));
+		return err;
+	}
+	for (struct if_nameindex *i = ifs; i->if_index; i++) {
+		err = status_one(out, i->if_name, json, first, ours);
+		/* An interface that vanished meanwhile is no failure; being unable
+		 * to read one program is (the next one would say the same). */
+		if (err == -ENODEV) {
+			err = 0;
+			continue;
+		}
+		if (err)
+			break;
+		first = false;
+	}
+	if_freenameindex(ifs);
+	if (!err && !json && !*ours)
+		fprintf(out, "xrxe steering is not attached to any interface\n");
+	return err;
+}
+
+static int run_status(int argc, char **argv)
+{
+	const struct xrxe_command *cmd = &xrxe_cmd_status;
+	bool json = false, ours = false;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+	int c, err;
+
+	while ((c = xrxe_cli_getopt(cmd, argc, argv, "j", opt_json)) != -1) {
+		if (c != 'j')
+			return XRXE_EXIT_USAGE;
+		json = true;
+	}
+	if (!xrxe_cli_positionals(cmd, argc, 0, 1, "IFACE"))
+		return XRXE_EXIT_USAGE;
+
+	/* Buffered, so a failure half-way leaves stdout empty rather than
+	 * holding half a JSON document. */
+	out = open_memstream(&buf, &len);
+	if (!out) {
+		fprintf(stderr, "xrxe: out of memory\n");
+		return XRXE_EXIT_FAILURE;
+	}
+	if (json)
+		fputs("{\"interfaces\":[", out);
+	if (optind < argc)
+		err = status_one(out, argv[optind], json, true, &ours);
+	else
+		err = status_all(out, json, &ours);
+	if (json)
+		fputs("]}\n", out);
+	if (fclose(out)) {
+		fprintf(stderr, "xrxe: out of memory\n");
+		err = -ENOMEM;
+	}
+	if (!err)
+		fwrite(buf, 1, len, stdout);
+	free(buf);
+	return err ? XRXE_EXIT_FAILURE : XRXE_EXIT_OK;
+}
+
+const struct xrxe_command xrxe_cmd_status = {
+	.name = "status",
+	.summary = "show XDP programs and steering counters",
+	.run = run_status,
+	.help =
+	"NAME\n"
+	"    xrxe status - show XDP programs and steering counters\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    xrxe status [IFACE] [--json]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    For IFACE, or for every interface of the network namespace when none is\n"
+	"    given: whether an XDP program is attached, whether it is xrxe's steering\n"
+	"    program or a foreign one, its mode (native, skb or hw) and program id,\n"
+	"    and, for xrxe's program, the UDP port it steers and its counters, summed\n"
+	"    over all CPUs (packets and bytes, bytes being whole frames from the\n"
+	"    Ethernet header):\n"
+	"\n"
+	"      steered       RoCEv2 frames redirected to an xrxed AF_XDP socket\n"
+	"      passed        other traffic, handed to the kernel\n"
+	"      drop_short    RoCEv2 port, but too short for UDP + BTH + ICRC: dropped\n"
+	"      drop_bad_bth  BTH transport version (TVer) not 0: dropped\n"
+	"      no_socket     RoCEv2, but no socket on the queue: handed to the kernel\n"
+	"      ecn_ce        RoCEv2 frames marked Congestion Experienced (also counted\n"
+	"                    as steered or no_socket)\n"
+	"\n"
+	"    Without IFACE, a last line says so when xrxe's program is attached\n"
+	"    nowhere. Identifying attached programs needs root.\n"
+	"\n"
+	"OPTIONS\n"
+	"    -j, --json\n"
+	"        one JSON object: {\"interfaces\":[{\"name\", \"ifindex\", \"xdp\": null or\n"
+	"        {\"ours\", \"mode\", \"prog_id\", \"prog_name\", \"udp_port\"},\n"
+	"        \"counters\": {NAME: {\"packets\", \"bytes\"}}}]}; counters only for\n"
+	"        xrxe's program.\n"
+	"    -h, --help\n"
+	"        show this page.\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0  shown (also when nothing is attached)\n"
+	"    1  failed: no such interface, or not root\n"
+	"    2  usage error\n"
+	"\n"
+	"EXAMPLES\n"
+	"    xrxe status\n"
+	"    xrxe status eth0 --json | jq .interfaces[0].counters.steered\n"
+	"\n"
+	"SEE ALSO\n"
+	"    xrxe stats, xrxe attach, bpftool-net(8)\n",
+};
+
+/* --- stats ----------------------------------------------------------------------- */
+
+static int run_stats(int argc, char **argv)
+{
+	const struct xrxe_command *cmd = &xrxe_cmd_stats;
+	struct xrxe_steer_stat ctr[XRXE_STEER_COUNTER_COUNT];
+	bool json = false;
+	int c;
+
+	while ((c = xrxe_cli_getopt(cmd, argc, argv, "j", opt_json)) != -1) {
+		if (c != 'j')
+			return XRXE_EXIT_USAGE;
+		json = true;
+	}
+	if (!xrxe_cli_positionals(cmd, argc, 1, 1, "IFACE"))
+		return XRXE_EXIT_USAGE;
+	if (read_counters(argv[optind], ctr))
+		return XRXE_EXIT_FAILURE;
+	if (json) {
+		fputs("{\"name\":", stdout);
+		xrxe_json_string(stdout, argv[optind]);
+		fputs(",\"counters\":", stdout);
+		counters_json(stdout, ctr);
+		fputs("}\n", stdout);
+	} else {
+		counters_text(stdout, ctr, "");
+	}
+	return XRXE_EXIT_OK;
+}
+
+const struct xrxe_command xrxe_cmd_stats = {
+	.name = "stats",
+	.summary = "show the steering counters of an interface",
+	.run = run_stats,
+	.help =
+	"NAME\n"
+	"    xrxe stats - show the steering counters of an interface\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    xrxe stats IFACE [--json]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    The counters of xrxe's XDP program on IFACE, summed over all CPUs: the\n"
+	"    counters part of 'xrxe status IFACE' (see there for their meaning).\n"
+	"\n"
+	"OPTIONS\n"
+	"    -j, --json\n"
+	"        {\"name\": IFACE, \"counters\": {NAME: {\"packets\", \"bytes\"}}}\n"
+	"    -h, --help\n"
+	"        show this page.\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0  shown\n"
+	"    1  failed: no such interface, xrxe's program not attached, or not root\n"
+	"    2  usage error\n"
+	"\n"
+	"EXAMPLES\n"
+	"    xrxe stats eth0\n"
+	"    watch -n1 xrxe stats eth0\n"
+	"\n"
+	"SEE ALSO\n"
+	"    xrxe status\n",
+};
