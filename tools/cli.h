@@ -34,6 +34,7 @@ extern const struct xrxe_command xrxe_cmd_attach;
 extern const struct xrxe_command xrxe_cmd_detach;
 extern const struct xrxe_command xrxe_cmd_status;
 extern const struct xrxe_command xrxe_cmd_stats;
+extern const struct xrxe_command xrxe_cmd_run;
 
 /* Print "xrxe: CMD: message" and a pointer to the help page; returns
  * XRXE_EXIT_USAGE. */

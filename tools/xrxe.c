@@ -19,6 +19,7 @@ static const struct xrxe_command *const commands[] = {
 	&xrxe_cmd_detach,
 	&xrxe_cmd_status,
 	&xrxe_cmd_stats,
+	&xrxe_cmd_run,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -303,7 +303,8 @@ enum xrxe_parse_error {
 	XRXE_PARSE_BAD_LENGTH,       /* payload length breaks the opcode's payload rule */
 	XRXE_PARSE_FRAGMENTED_HDRS,  /* headers do not fit in the first fragment */
 	XRXE_PARSE_ICRC_MISMATCH,    /* invariant CRC does not verify */
-	XRXE_PARSE_BAD_FRAGS,        /* nfrags is 0 or above XRXE_MAX_FRAGS (a caller bug) */
+	XRXE_PARSE_BAD_FRAGS,        /* unusable fragment list: none, more than
+				      * XRXE_MAX_FRAGS, or a NULL one (a caller bug) */
 	XRXE_PARSE_ERROR_COUNT,
 };
 
@@ -365,7 +366,10 @@ int xrxe_pkt_copy_payload(const struct xrxe_pkt *pkt, uint32_t off, void *dst, u
  * ------------------------------------------------------------------------- */
 
 /* ICRC of a contiguous frame whose L3 header starts at l3_off; the trailer is
- * the last 4 bytes and is not included. */
+ * the last 4 bytes and is not included (so pass a length without Ethernet
+ * padding). The value is what goes on the wire least-significant byte first.
+ * Returns 0 when the frame is too short or l3_off holds neither IPv4 nor IPv6
+ * (the IP/UDP/BTH prefix must lie in the first fragment). */
 uint32_t xrxe_icrc(const uint8_t *frame, size_t len, size_t l3_off);
 uint32_t xrxe_icrc_frags(const struct xrxe_frag *frags, unsigned nfrags, size_t l3_off);
 /* Recompute and compare with the trailer of a parsed packet. */

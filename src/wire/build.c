@@ -75,30 +75,6 @@ static bool payload_ok(const struct xrxe_opcode_info *op, uint32_t len)
 	}
 }
 
-/* RFC 1071 ones-complement sum, folded to 16 bits. */
-static uint16_t csum_fold(uint64_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-/* Add bytes to a running sum; *pos counts bytes so far, so a piece may start
- * at an odd offset (fragments of any length). */
-static uint64_t csum_add(uint64_t sum, const uint8_t *p, size_t n, size_t *pos)
-{
-	size_t i = 0;
-
-	if (n && (*pos & 1))
-		sum += p[i++]; /* low half of a word begun in the previous piece */
-	for (; i + 1 < n; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (i < n)
-		sum += (uint32_t)p[i] << 8; /* high half; the next piece has the rest */
-	*pos += n;
-	return sum;
-}
-
 static void write_ipv4(uint8_t *ip, const struct xrxe_pkt_spec *spec, size_t tot_len)
 {
 	ip[0] = 0x45; /* version 4, IHL 5: rxe sends no options */
@@ -114,8 +90,8 @@ static void write_ipv4(uint8_t *ip, const struct xrxe_pkt_spec *spec, size_t tot
 		uint64_t sum = 0;
 		size_t pos = 0;
 
-		sum = csum_add(sum, ip, XRXE_IPV4_HLEN, &pos); /* checksum field is still 0 */
-		xrxe_wr16(ip + XRXE_IPV4_CSUM, (uint16_t)~csum_fold(sum));
+		sum = xrxe_csum_add(sum, ip, XRXE_IPV4_HLEN, &pos); /* checksum field is still 0 */
+		xrxe_wr16(ip + XRXE_IPV4_CSUM, (uint16_t)~xrxe_csum_fold(sum));
 	}
 }
 
@@ -246,55 +222,6 @@ int xrxe_build_headers(uint8_t *buf, size_t cap, const struct xrxe_pkt_spec *spe
 	return (int)hdr_len;
 }
 
-/* The UDP checksum over the pseudo-header and [l4, total), across fragments. */
-static void write_udp_csum(const struct xrxe_frag *frags, unsigned nfrags, size_t iphlen,
-			   size_t l4, size_t total)
-{
-	uint8_t *f0 = frags[0].data;
-	uint8_t *udp = f0 + l4;
-	uint8_t pseudo[40];
-	size_t plen, pos = 0, off = 0;
-	uint32_t ulen = (uint32_t)(total - l4);
-	uint64_t sum;
-	unsigned i;
-
-	xrxe_wr16(udp + XRXE_UDP_CSUM, 0);
-	if (iphlen == XRXE_IPV4_HLEN) {
-		const uint8_t *ip = udp - XRXE_IPV4_HLEN;
-
-		memcpy(pseudo, ip + XRXE_IPV4_SADDR, 8);
-		pseudo[8] = 0;
-		pseudo[9] = XRXE_IPPROTO_UDP;
-		xrxe_wr16(pseudo + 10, (uint16_t)ulen);
-		plen = 12;
-	} else {
-		const uint8_t *ip = udp - XRXE_IPV6_HLEN;
-
-		memcpy(pseudo, ip + XRXE_IPV6_SADDR, 32);
-		pseudo[32] = (uint8_t)(ulen >> 24);
-		pseudo[33] = (uint8_t)(ulen >> 16);
-		pseudo[34] = (uint8_t)(ulen >> 8);
-		pseudo[35] = (uint8_t)ulen;
-		pseudo[36] = pseudo[37] = pseudo[38] = 0;
-		pseudo[39] = XRXE_IPPROTO_UDP;
-		plen = 40;
-	}
-	sum = csum_add(0, pseudo, plen, &pos);
-	pos = 0;
-	for (i = 0; i < nfrags; i++) {
-		size_t flen = frags[i].len;
-
-		if (l4 < off + flen) {
-			size_t from = l4 > off ? l4 - off : 0;
-
-			sum = csum_add(sum, frags[i].data + from, flen - from, &pos);
-		}
-		off += flen;
-	}
-	sum = (uint16_t)~csum_fold(sum);
-	xrxe_wr16(udp + XRXE_UDP_CSUM, sum ? (uint16_t)sum : 0xffff);
-}
-
 void xrxe_build_finish_frags(const struct xrxe_frag *frags, unsigned nfrags, size_t l3_off)
 {
 	size_t total = 0, iphlen, l4, bth_end, end;
@@ -332,7 +259,7 @@ void xrxe_build_finish_frags(const struct xrxe_frag *frags, unsigned nfrags, siz
 
 	/* The UDP checksum covers the ICRC, so it comes last; the ICRC masks it. */
 	if (xrxe_rd16(frags[0].data + l4 + XRXE_UDP_CSUM))
-		write_udp_csum(frags, nfrags, iphlen, l4, total);
+		xrxe_udp_csum_frags(frags, nfrags, iphlen, l4, total);
 }
 
 void xrxe_build_finish(uint8_t *frame, size_t frame_len, size_t l3_off)
@@ -346,118 +273,20 @@ void xrxe_build_finish(uint8_t *frame, size_t frame_len, size_t l3_off)
 
 int xrxe_build(uint8_t *buf, size_t cap, const struct xrxe_pkt_spec *spec)
 {
-	size_t frame_len;
+	const struct xrxe_opcode_info *op = xrxe_opcode_info(spec->opcode);
+	size_t pl;
 	int off;
 
-	if (spec->payload_len && !spec->payload && xrxe_opcode_info(spec->opcode) &&
-	    xrxe_opcode_info(spec->opcode)->payload != XRXE_PAYLOAD_CNP)
+	if (!op)
+		return -EINVAL;
+	pl = spec_payload_len(spec, op);
+	if (pl && !spec->payload)
 		return -EINVAL;
 	off = xrxe_build_headers(buf, cap, spec);
 	if (off < 0)
 		return off;
-	frame_len = xrxe_build_frame_len(spec);
-	if (spec_payload_len(spec, xrxe_opcode_info(spec->opcode)))
-		memcpy(buf + off, spec->payload, spec->payload_len);
-	xrxe_build_finish(buf, frame_len, spec_l3_off(spec));
-	return (int)frame_len;
-}
-
-int xrxe_pkt_to_spec(const struct xrxe_pkt *pkt, struct xrxe_pkt_spec *spec)
-{
-	const uint8_t *f, *ip, *udp;
-	const struct xrxe_bth *bth;
-	int h;
-
-	if (pkt->nfrags != 1 || !pkt->op || !pkt->frag[0].data)
-		return -EINVAL;
-	memset(spec, 0, sizeof(*spec));
-	f = pkt->frag[0].data;
-	memcpy(spec->dmac, f, XRXE_ETH_ALEN);
-	memcpy(spec->smac, f + XRXE_ETH_ALEN, XRXE_ETH_ALEN);
-	spec->has_vlan = pkt->has_vlan;
-	spec->vlan_tci = pkt->vlan_tci;
-
-	ip = f + pkt->l3_off;
-	spec->ip_version = pkt->ip_version;
-	if (pkt->ip_version == 4) {
-		spec->tclass = ip[XRXE_IPV4_TOS];
-		spec->ttl = ip[XRXE_IPV4_TTL];
-		spec->ip_id = xrxe_rd16(ip + XRXE_IPV4_ID);
-		spec->ip_df = xrxe_rd16(ip + XRXE_IPV4_FRAG) & XRXE_IPV4_DF;
-		memcpy(&spec->saddr.v4, ip + XRXE_IPV4_SADDR, 4);
-		memcpy(&spec->daddr.v4, ip + XRXE_IPV4_DADDR, 4);
-	} else {
-		uint32_t w = (uint32_t)ip[0] << 24 | (uint32_t)ip[1] << 16 | (uint32_t)ip[2] << 8 | ip[3];
-
-		spec->tclass = (uint8_t)(w >> 20);
-		spec->flow_label = w & 0xfffff;
-		spec->ttl = ip[XRXE_IPV6_HLIM];
-		memcpy(&spec->saddr.v6, ip + XRXE_IPV6_SADDR, 16);
-		memcpy(&spec->daddr.v6, ip + XRXE_IPV6_DADDR, 16);
-	}
-
-	udp = f + pkt->l4_off;
-	spec->sport = xrxe_rd16(udp + XRXE_UDP_SPORT);
-	spec->dport = xrxe_rd16(udp + XRXE_UDP_DPORT);
-	spec->udp_csum = xrxe_rd16(udp + XRXE_UDP_CSUM) != 0;
-
-	bth = xrxe_pkt_bth(pkt);
-	spec->opcode = xrxe_bth_opcode(bth);
-	spec->se = xrxe_bth_se(bth);
-	spec->mig = xrxe_bth_mig(bth);
-	spec->pkey = xrxe_bth_pkey(bth);
-	spec->fecn = xrxe_bth_fecn(bth);
-	spec->becn = xrxe_bth_becn(bth);
-	spec->dest_qp = xrxe_bth_qpn(bth);
-	spec->ackreq = xrxe_bth_ackreq(bth);
-	spec->psn = xrxe_bth_psn(bth);
-
-	for (h = 0; h < XRXE_HDR_COUNT; h++) {
-		const void *p = xrxe_pkt_hdr(pkt, (enum xrxe_hdr)h);
-
-		if (!p)
-			continue;
-		switch ((enum xrxe_hdr)h) {
-		case XRXE_HDR_RDETH:
-			spec->rdeth.een = xrxe_rdeth_een(p);
-			break;
-		case XRXE_HDR_DETH:
-			spec->deth.qkey = xrxe_deth_qkey(p);
-			spec->deth.src_qp = xrxe_deth_sqp(p);
-			break;
-		case XRXE_HDR_FETH:
-			spec->feth.sel = xrxe_feth_sel(p);
-			spec->feth.plt = xrxe_feth_plt(p);
-			break;
-		case XRXE_HDR_RETH:
-			spec->reth.va = xrxe_reth_va(p);
-			spec->reth.rkey = xrxe_reth_rkey(p);
-			spec->reth.len = xrxe_reth_len(p);
-			break;
-		case XRXE_HDR_ATMETH:
-			spec->atmeth.va = xrxe_atmeth_va(p);
-			spec->atmeth.rkey = xrxe_atmeth_rkey(p);
-			spec->atmeth.swap_add = xrxe_atmeth_swap_add(p);
-			spec->atmeth.comp = xrxe_atmeth_comp(p);
-			break;
-		case XRXE_HDR_AETH:
-			spec->aeth.syndrome = xrxe_aeth_syndrome(p);
-			spec->aeth.msn = xrxe_aeth_msn(p);
-			break;
-		case XRXE_HDR_ATMACK:
-			spec->atmack_orig = xrxe_atmack_orig(p);
-			break;
-		case XRXE_HDR_IMMDT:
-			spec->imm_be = xrxe_immdt_imm(p);
-			break;
-		case XRXE_HDR_IETH:
-			spec->ieth_rkey = xrxe_ieth_rkey(p);
-			break;
-		case XRXE_HDR_COUNT:
-			break;
-		}
-	}
-	spec->payload = pkt->payload_len ? f + pkt->payload_off : NULL;
-	spec->payload_len = pkt->payload_len;
-	return 0;
+	if (pl)
+		memcpy(buf + off, spec->payload, pl);
+	xrxe_build_finish(buf, xrxe_build_frame_len(spec), spec_l3_off(spec));
+	return (int)xrxe_build_frame_len(spec);
 }

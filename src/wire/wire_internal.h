@@ -54,6 +54,17 @@ int xrxe_frags_zero(const struct xrxe_frag *frags, unsigned nfrags, size_t off, 
  * neither 4 nor 6 (callers validate first; 0 is only a safe answer). */
 uint32_t xrxe_icrc_span(const struct xrxe_frag *frags, unsigned nfrags, size_t l3_off, size_t end);
 
+/* RFC 1071: add n bytes to a running ones-complement sum; *pos counts the
+ * bytes summed so far, so a piece may start at an odd offset (fragments of
+ * any length). Fold and complement at the end. */
+uint64_t xrxe_csum_add(uint64_t sum, const uint8_t *p, size_t n, size_t *pos);
+uint16_t xrxe_csum_fold(uint64_t sum);
+
+/* Compute and store the UDP checksum of the datagram at l4 (IP header of
+ * iphlen bytes before it) running to the end of the fragments, total. */
+void xrxe_udp_csum_frags(const struct xrxe_frag *frags, unsigned nfrags, size_t iphlen, size_t l4,
+			 size_t total);
+
 /* Bytes of IP header for the version nibble at frame[l3_off]: 20, 40, or 0. */
 static inline size_t xrxe_ip_hlen(uint8_t first_byte)
 {
