@@ -187,8 +187,10 @@ static inline uint8_t chunk_state(const struct xrxe_xsk *xsk, uint32_t idx)
  * Fill and completion rings
  * ---------------------------------------------------------------------- */
 
-/* Move released RX chunks into the fill ring. The ring was sized to hold every
- * RX chunk, so this only comes up short if the kernel is mid-way through it. */
+/* Move released RX chunks into the fill ring. The ring has a slot for every
+ * RX chunk, but the kernel publishes its consumer index lazily (at its next
+ * peek), so a chunk can come back through the RX ring before its old fill
+ * slot is seen free: then only part fits now, the rest waits in rx_spare. */
 static void fill_refill(struct xrxe_xsk *xsk)
 {
 	uint32_t n = xsk->rx_spare_n, idx, got;
@@ -197,8 +199,13 @@ static void fill_refill(struct xrxe_xsk *xsk)
 		return;
 	got = xsk_ring_prod__reserve(&xsk->fill, n, &idx);
 	if (!got) {
-		/* reserve is all-or-nothing: retry with what fits */
-		n = xsk_prod_nb_free(&xsk->fill, n);
+		/* reserve is all-or-nothing: retry with what fits. nb_free
+		 * returns every free slot, possibly more than asked for (the
+		 * kernel may have moved on since the reserve): clamp it. */
+		uint32_t room = xsk_prod_nb_free(&xsk->fill, n);
+
+		if (room < n)
+			n = room;
 		if (!n)
 			return;
 		got = xsk_ring_prod__reserve(&xsk->fill, n, &idx);

@@ -32,9 +32,13 @@ struct xrxe_xsk_config {
 	const char *ifname;
 	uint32_t queue_id;
 	int xsks_map_fd;      /* XSKMAP of the attached steering program; < 0: do not register */
-	uint32_t frame_count; /* UMEM chunks (power of two); 0 = default sized to MEMLOCK/caps */
-	uint32_t rx_ring_size; /* 0 = default */
-	uint32_t tx_ring_size;
+	/* UMEM chunks of 4096 bytes (power of two, >= 64); 0 = 16384, or without
+	 * CAP_IPC_LOCK what half of RLIMIT_MEMLOCK pins (ref/afxdp.md pitfall 9).
+	 * Half the chunks (at most twice the RX ring) feed the fill ring, the rest
+	 * are TX buffers. */
+	uint32_t frame_count;
+	uint32_t rx_ring_size; /* 0 = 4096 (fewer for a small UMEM); fill ring = 2x */
+	uint32_t tx_ring_size; /* 0 = 2048 (fewer for a small UMEM) */
 	enum xrxe_xsk_mode mode;
 	bool multi_buffer;    /* XDP_USE_SG; required when the MTU exceeds one chunk */
 };
@@ -75,17 +79,25 @@ struct xrxe_xsk_stats {
 };
 
 /* Create the UMEM and socket and (when xsks_map_fd >= 0) register the socket in
- * the XSKMAP slot of its queue. Returns 0 or -errno; *out is set on success.
- * On error a one-line reason is logged. */
+ * the XSKMAP slot of its queue (the fd is duplicated; the caller keeps its own).
+ * Returns 0 or -errno; *out is set on success. On error a one-line reason is
+ * logged. -EBUSY: the queue has a live AF_XDP socket (the queue of one closed
+ * a moment ago is released by the kernel asynchronously: open waits up to 1 s
+ * for it). */
 int xrxe_xsk_open(const struct xrxe_xsk_config *cfg, struct xrxe_xsk **out);
 /* Unregister from the XSKMAP and free everything. NULL is a no-op. */
 void xrxe_xsk_close(struct xrxe_xsk *xsk);
 
 int xrxe_xsk_fd(const struct xrxe_xsk *xsk);              /* for epoll (POLLIN) */
 bool xrxe_xsk_is_zerocopy(const struct xrxe_xsk *xsk);
-uint32_t xrxe_xsk_max_frame_len(const struct xrxe_xsk *xsk); /* largest frame it can carry */
+/* Largest frame it carries both ways: the MTU at open + Ethernet header + one
+ * VLAN tag (bigger frames would complete and vanish, ref/afxdp.md pitfall 5),
+ * capped by the RX buffers: 3840 bytes, or XRXE_MAX_FRAGS x 3840 multi-buffer. */
+uint32_t xrxe_xsk_max_frame_len(const struct xrxe_xsk *xsk);
 
-/* Receive up to max frames. Returns the number received (0 if none). */
+/* Receive up to max frames. Returns the number received (0 if none). Frames
+ * of more than XRXE_MAX_FRAGS buffers and frames with a descriptor outside the
+ * chunks lent to the kernel are dropped and counted, never returned. */
 unsigned xrxe_xsk_rx_burst(struct xrxe_xsk *xsk, struct xrxe_rx_frame *frames, unsigned max);
 /* Give the frames' chunks back to the fill ring. */
 void xrxe_xsk_rx_release(struct xrxe_xsk *xsk, const struct xrxe_rx_frame *frames, unsigned n);
@@ -95,8 +107,10 @@ void xrxe_xsk_rx_release(struct xrxe_xsk *xsk, const struct xrxe_rx_frame *frame
 int xrxe_xsk_tx_reserve(struct xrxe_xsk *xsk, uint32_t len, struct xrxe_tx_frame *frame);
 /* Give back a reserved frame without sending it. */
 void xrxe_xsk_tx_abort(struct xrxe_xsk *xsk, const struct xrxe_tx_frame *frame);
-/* Queue reserved frames on the TX ring. Returns the number queued (all or -ENOBUFS
- * if the TX ring lacks room for all of them; nothing is queued then). */
+/* Queue reserved frames on the TX ring (frag[i].len may be lowered after
+ * reserve, never raised past 4096). Returns n, -ENOBUFS if the TX ring lacks
+ * room for all their descriptors, or -EINVAL for a frame not reserved here;
+ * nothing is queued on error. Nothing is sent before xrxe_xsk_tx_flush. */
 int xrxe_xsk_tx_submit(struct xrxe_xsk *xsk, const struct xrxe_tx_frame *frames, unsigned n);
 /* Copy a contiguous frame into the UMEM and queue it (convenience for tools and
  * tests; the transport writes frames in place). Returns 0 or -errno. */
