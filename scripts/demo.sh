@@ -16,7 +16,7 @@ BUILD=${BUILD:-build}
 XRXE=$PWD/$BUILD/bin/xrxe
 XRXED=$PWD/$BUILD/bin/xrxed
 PROBE=$PWD/$BUILD/tests/net/xskprobe
-GOLDEN=${XRXE_GOLDEN_DIR:-$PWD/../shared/golden}/rxe-golden.pcap
+GOLDEN=${XRXE_GOLDEN_DIR:-$PWD/tests/golden}/rxe-golden.pcap
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "make demo needs root (network namespaces, XDP)" >&2

@@ -30,7 +30,7 @@ source "$XRXE_ROOT/tests/lib/netns.sh"
 BUILD=${BUILD:-build}
 XRXE=${XRXE:-$XRXE_ROOT/$BUILD/bin/xrxe}
 XSKPROBE=${XSKPROBE:-$XRXE_ROOT/$BUILD/tests/net/xskprobe}
-GOLDEN=${GOLDEN:-$XRXE_ROOT/../shared/golden}
+GOLDEN=${XRXE_GOLDEN_DIR:-$XRXE_ROOT/tests/golden}
 # Generated frames per size; enough to fill the rings many times over.
 GEN_COUNT=${GEN_COUNT:-20000}
 # Paced, because the receiver may be descheduled for a few ms on this 2-core

@@ -11,7 +11,7 @@ const char *xrxe_golden_dir(void)
 {
 	const char *dir = getenv("XRXE_GOLDEN_DIR");
 
-	return dir && *dir ? dir : "../shared/golden";
+	return dir && *dir ? dir : "tests/golden";
 }
 
 int xrxe_golden_load(const char *file, struct xrxe_golden *g)

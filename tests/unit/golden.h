@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Test helpers: the golden captures of kernel rxe (the pcap files in ../shared/golden),
+ * Test helpers: the golden captures of kernel rxe (the pcap files in tests/golden),
  * loaded into exact-size heap buffers so that AddressSanitizer catches any
  * read past a frame's end.
  */
@@ -23,7 +23,7 @@ struct xrxe_golden {
 	size_t count;
 };
 
-/* $XRXE_GOLDEN_DIR, else ../shared/golden (tests run from the repo root). */
+/* $XRXE_GOLDEN_DIR, else tests/golden (tests run from the repo root). */
 const char *xrxe_golden_dir(void);
 
 /* Load every frame of one capture; 0 or -errno (the reason is printed). */
