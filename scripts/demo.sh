@@ -76,14 +76,17 @@ fi
 step "kernel-rxe golden frames -> AF_XDP on $A -> veth -> XDP -> AF_XDP -> xrxed on $B"
 if [ -r "$GOLDEN" ]; then
 	ip netns exec "$A" "$PROBE" tx xd-a --pcap "$GOLDEN" \
-		--rewrite "$MAC_A,$MAC_B,10.99.0.1,10.99.0.2" | sed 's/^/  /'
+		--rewrite "$MAC_A,$MAC_B,10.99.0.1,10.99.0.2" 2>/dev/null | grep -E '^tx_(frames|bytes) ' | sed 's/^/  sent: /'
 else
 	echo "  ($GOLDEN not found: skipped)"
 fi
 
 step "jumbo RoCE frames: 1000 × 4200 B (path MTU 4096) and 1000 × 9018 B, multi-buffer AF_XDP"
-ip netns exec "$A" "$PROBE" gen xd-a --size 4200 --count 1000 | sed 's/^/  /'
-ip netns exec "$A" "$PROBE" gen xd-a --size 9018 --count 1000 | sed 's/^/  /'
+for size in 4200 9018; do
+	ip netns exec "$A" "$PROBE" gen xd-a --size $size --count 1000 --rate 20000 \
+		--addrs "$MAC_A,$MAC_B,10.99.0.1,10.99.0.2" 2>/dev/null |
+		grep -E '^(gen_frame_len|tx_frames) ' | paste -sd' ' | sed 's/^/  sent: /'
+done
 sleep 0.5
 
 step "what xrxed on $B verified (SIGUSR1 prints its counters)"
