@@ -173,4 +173,7 @@ clean:
 $(BUILD)/bpf $(BUILD)/gen:
 	@mkdir -p $@
 
+# Keep objects of pattern-built test programs (make would delete them as intermediates).
+.SECONDARY:
+
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
