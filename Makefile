@@ -132,7 +132,7 @@ $(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(WIRE_SRCS) $(UTIL_SRCS) include/xrxe/*.h
 TEST_BINS := $(UNIT_BINS) $(NET_BINS) $(FUZZ_BINS)
 
 # --- Top-level targets -------------------------------------------------------
-.PHONY: all deps check-deps test test-unit test-net test-interop test-fuzz demo bench install clean
+.PHONY: all deps check-deps unit-tests test test-unit test-net test-interop test-fuzz demo bench install clean
 .DEFAULT_GOAL := all
 
 all: $(BPF_OBJS) $(BPF_SKELS) $(BINS) $(LIB_WIRE)
@@ -146,9 +146,13 @@ deps:
 check-deps:
 	@scripts/deps.sh ensure
 
+# The unit suites run a second time built with ASan + UBSan (suite "sanitize").
 test: check-deps
 	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory SANITIZE=1 unit-tests
 	@BUILD=$(BUILD) tests/run.sh
+
+unit-tests: $(UNIT_BINS)
 
 test-%: check-deps
 	@$(MAKE) --no-print-directory tests

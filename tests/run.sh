@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Run the test suites and print one summary line: "N passed, N failed, N skipped".
 #
-#   tests/run.sh [SUITE...]     SUITE: unit net interop fuzz (default: all)
+#   tests/run.sh [SUITE...]     SUITE: unit sanitize net interop fuzz (default: all)
+#
+# "sanitize" runs the unit test binaries of the ASan + UBSan build (build-san/,
+# made by `make SANITIZE=1 unit-tests`).
 #
 # Every test speaks TAP: criterion binaries (--tap), shell scripts through
 # tests/lib/tap.sh, the fuzz smoke runs through this script. A script that exits
@@ -14,9 +17,11 @@ LOGS=$BUILD/test-logs
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 mkdir -p "$LOGS"
 export BUILD XRXE_ROOT=$PWD
+# Sanitizer reports fail the test that triggered them.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(unit net interop fuzz)
+[ ${#suites[@]} -eq 0 ] && suites=(unit sanitize net interop fuzz)
 
 pass=0 fail=0 skip=0
 failed_names=()
@@ -72,6 +77,10 @@ for suite in "${suites[@]}"; do
 		for t in tests/unit/*.sh; do
 			[ -x "$t" ] && run_tap "$(basename "$t")" "$t"
 		done ;;
+	sanitize)
+		for t in build-san/tests/unit/test_*; do
+			[ -x "$t" ] && run_tap "san:$(basename "$t")" "$t" --tap=- --ascii -j1
+		done ;;
 	net | interop)
 		for t in tests/"$suite"/*.sh; do
 			[ -x "$t" ] && run_tap "$(basename "$t")" "$t"
@@ -81,7 +90,7 @@ for suite in "${suites[@]}"; do
 			[ -x "$t" ] && run_tap "$(basename "$t")" fuzz_smoke "$t"
 		done ;;
 	*)
-		echo "tests/run.sh: unknown suite '$suite' (unit, net, interop, fuzz)" >&2
+		echo "tests/run.sh: unknown suite '$suite' (unit, sanitize, net, interop, fuzz)" >&2
 		exit 2 ;;
 	esac
 done
