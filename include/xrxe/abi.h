@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shim <-> daemon contract: the control protocol on /run/xrxe/IFACE.sock,
+ * the shared device page, and the layout of the shared-memory rings (SQ, RQ,
+ * SRQ, CQ) and their elements.
+ *
+ * Ownership (the rxe model, ref/rxe.md §4): the daemon creates every shared
+ * region (memfd) and passes it with SCM_RIGHTS; the shim maps it. Rings carry
+ * masked u32 indices on separate 128-byte lines; the party that owns an index
+ * keeps a private copy and only publishes it; the other party masks whatever
+ * it reads. Nothing the application can write is trusted by the daemon: a
+ * misbehaving application can only hurt itself.
+ *
+ * The daemon and the shim are built from the same tree, but a stale shim can
+ * meet a newer daemon: HELLO carries XRXE_ABI_VERSION and a mismatch is refused
+ * with EPROTO.
+ *
+ * Types from rdma-core's <infiniband/verbs.h> (ibv_wc, ibv_qp_attr, enums) are
+ * used as they are: the shim must produce exactly those, and the transport
+ * speaks their status and opcode values, so a private copy would only add a
+ * translation layer.
+ */
+#ifndef XRXE_ABI_H
+#define XRXE_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#define XRXE_ABI_VERSION 1
+
+/* Control socket: XRXE_RUN_DIR/IFACE.sock, SOCK_SEQPACKET, one per daemon.
+ * The shim lists one device per socket that accepts a connection (a stale
+ * socket refuses: not listed), skips daemons whose SO_PEERCRED pid lives in
+ * another network namespace (XRXE_ALL_NETNS=1 keeps them), and honours an
+ * XRXE_RUN_DIR environment variable for tests (the daemon does not). */
+#define XRXE_RUN_DIR "/run/xrxe"
+#define XRXE_CTRL_SOCK_SUFFIX ".sock"
+/* Verbs device name for the daemon of IFACE: "xrxe_IFACE". */
+#define XRXE_DEV_PREFIX "xrxe_"
+
+/* ---------------------------------------------------------------------------
+ * Limits the daemon advertises (device attributes are sent in the device page;
+ * these are the compile-time ceilings both sides size arrays by).
+ * ------------------------------------------------------------------------- */
+#define XRXE_GID_TABLE_LEN 16     /* ports have few addresses; rxe allows 1024 */
+#define XRXE_MAX_SGE 32           /* max_send_sge = max_recv_sge (rxe: 32) */
+#define XRXE_MAX_INLINE 512       /* max_inline_data (rxe: 512) */
+#define XRXE_MAX_QP_WR 16384      /* max_qp_wr */
+#define XRXE_MAX_CQE 65535        /* max_cqe */
+#define XRXE_MAX_RD_ATOMIC 128    /* max_qp_rd_atom (rxe: 128) */
+#define XRXE_MAX_CTRL_MSG 4096    /* largest control message, either direction */
+#define XRXE_MAX_CTRL_FDS 4       /* largest SCM_RIGHTS array */
+
+/* ---------------------------------------------------------------------------
+ * Rings (ref/rxe.md §4.1: rdma-core's struct rxe_queue_buf layout)
+ *
+ * Capacity is nslots - 1: empty when producer == consumer, full when
+ * (producer + 1) & index_mask == consumer. Element i lives at
+ * data + (i << log2_elem_size). Indices are stored masked.
+ *
+ * Ordering (ref/rxe.md §4.2): the producer writes the element, then
+ * store-release the producer index; the consumer load-acquires the producer
+ * index, reads the element, then store-releases the consumer index.
+ * ------------------------------------------------------------------------- */
+struct xrxe_ring {
+	/* line 0: written once by the daemon at creation, read-only afterwards */
+	uint32_t log2_elem_size;
+	uint32_t index_mask;
+	/* CQ only, written by the shim: XRXE_CQ_NOTIFY_* armed by
+	 * ibv_req_notify_cq; the daemon clears it (atomic exchange) when it
+	 * signals the completion channel. No syscall to arm. */
+	uint32_t notify;
+	/* Written by the daemon: XRXE_RING_F_* */
+	uint32_t flags;
+	uint32_t pad_1[28];
+	/* line 1 */
+	uint32_t producer;
+	uint32_t pad_2[31];
+	/* line 2 */
+	uint32_t consumer;
+	uint32_t pad_3[31];
+	/* line 3 onwards */
+	uint8_t data[];
+};
+_Static_assert(offsetof(struct xrxe_ring, notify) == 8, "ring notify offset");
+_Static_assert(offsetof(struct xrxe_ring, producer) == 128, "ring producer on its own line");
+_Static_assert(offsetof(struct xrxe_ring, consumer) == 256, "ring consumer on its own line");
+_Static_assert(offsetof(struct xrxe_ring, data) == 384, "ring data offset");
+
+enum xrxe_cq_notify {
+	XRXE_CQ_NOTIFY_NONE = 0,
+	XRXE_CQ_NOTIFY_NEXT = 1,      /* any next completion */
+	XRXE_CQ_NOTIFY_SOLICITED = 2, /* next solicited or error completion */
+};
+
+enum xrxe_ring_flags {
+	XRXE_RING_F_OVERRUN = 1u << 0, /* CQ overflowed: IBV_EVENT_CQ_ERR (IBA 11.4.2.1) */
+	XRXE_RING_F_DEAD = 1u << 1,    /* the owning QP/CQ was torn down by the daemon */
+};
+
+/* Bytes a ring of nslots elements of elem_size bytes occupies (page-rounded by
+ * the creator). */
+static inline size_t xrxe_ring_bytes(uint32_t nslots, uint32_t elem_size)
+{
+	return sizeof(struct xrxe_ring) + (size_t)nslots * elem_size;
+}
+
+/* ---------------------------------------------------------------------------
+ * Ring elements
+ * ------------------------------------------------------------------------- */
+
+/* Same layout as struct ibv_sge. */
+struct xrxe_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+_Static_assert(sizeof(struct xrxe_sge) == sizeof(struct ibv_sge), "sge layout");
+
+/* Send queue element. Element size = power of two >= 72 + max(max_send_sge *
+ * 16, max_inline_data). The daemon copies a WQE out of the ring before it
+ * acts on it (the application may scribble on the slot afterwards) and keeps
+ * all transport state (PSNs, progress) privately. */
+struct xrxe_send_wqe {
+	uint64_t wr_id;
+	uint32_t opcode;     /* enum ibv_wr_opcode */
+	uint32_t send_flags; /* enum ibv_send_flags */
+	uint32_t ex;         /* imm_data (network order) or invalidate_rkey */
+	uint32_t num_sge;    /* sge[] entries; with IBV_SEND_INLINE: 0 */
+	uint32_t inline_len; /* with IBV_SEND_INLINE: bytes in inline_data[] */
+	uint32_t pad;
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+			uint32_t pad;
+		} rdma;
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t rkey;
+			uint32_t pad;
+		} atomic;
+		struct {
+			uint32_t ah;         /* AH handle from XRXE_CTRL_CREATE_AH */
+			uint32_t remote_qpn;
+			uint32_t remote_qkey;
+			uint32_t pad;
+		} ud;
+	} wr;
+	uint64_t rsvd;
+	union {
+		struct xrxe_sge sge[0];
+		uint8_t inline_data[0];
+	};
+};
+_Static_assert(offsetof(struct xrxe_send_wqe, wr) == 32, "send wqe wr offset");
+_Static_assert(sizeof(struct xrxe_send_wqe) == 72, "send wqe header size");
+
+/* Receive queue (and SRQ) element: power of two >= 16 + max_recv_sge * 16. */
+struct xrxe_recv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t pad;
+	struct xrxe_sge sge[];
+};
+_Static_assert(sizeof(struct xrxe_recv_wqe) == 16, "recv wqe header size");
+
+/* Completion queue element: exactly struct ibv_wc, padded to 64 bytes. */
+struct xrxe_cqe {
+	struct ibv_wc wc;
+	uint64_t timestamp_ns; /* CLOCK_REALTIME when the daemon wrote it */
+	uint64_t rsvd;
+};
+_Static_assert(sizeof(struct ibv_wc) == 48, "ibv_wc layout of rdma-core 44");
+_Static_assert(sizeof(struct xrxe_cqe) == 64, "cqe size");
+
+/* ---------------------------------------------------------------------------
+ * Device page: one per daemon, a memfd every shim maps read-only.
+ * Port state and the GID table change at run time (addresses come and go):
+ * readers use the seqlock (even = stable; re-read if it changed or is odd).
+ * ------------------------------------------------------------------------- */
+struct xrxe_gid_slot {
+	union ibv_gid gid;
+	uint32_t valid;    /* 0: empty slot (ibv_query_gid returns zeros) */
+	uint32_t gid_type; /* enum ibv_gid_type: IBV_GID_TYPE_ROCE_V2 */
+	uint32_t ifindex;  /* ndev_ifindex of ibv_gid_entry */
+	uint32_t pad;
+};
+
+struct xrxe_dev_page {
+	uint32_t abi_version;
+	uint32_t seq;              /* seqlock over port and gids */
+	/* Doorbell protocol (see XRXE_CTRL_HELLO): the daemon sets this before it
+	 * sleeps; after publishing a producer index the shim issues a full fence
+	 * and, if it reads 1, writes the doorbell eventfd. */
+	uint32_t daemon_sleeping;
+	uint32_t pad0;
+	char ifname[16];
+	uint8_t mac[6];
+	uint8_t pad1[2];
+	uint32_t ifindex;
+	uint64_t node_guid;        /* EUI-64 from the MAC, as rxe derives it; __be64,
+				    * == dev_attr.node_guid (ibv_get_device_guid) */
+	struct ibv_device_attr dev_attr;
+	struct ibv_port_attr port_attr;
+	uint8_t pad2[4];
+	struct xrxe_gid_slot gids[XRXE_GID_TABLE_LEN];
+};
+
+/* ---------------------------------------------------------------------------
+ * Control protocol: SOCK_SEQPACKET, one request -> one reply, in order.
+ * Every message starts with xrxe_ctrl_hdr. Replies carry status 0 or -errno
+ * and the request's seq. File descriptors travel as SCM_RIGHTS.
+ * The daemon authenticates the peer with SO_PEERCRED at accept time and
+ * tears down everything a connection owns when it closes (the application
+ * exited or crashed).
+ *
+ * Validation (the daemon trusts nothing): hdr.length must equal the bytes
+ * received and the exact size of the op's request struct, and the request
+ * must carry exactly the fds its op lists, else -EINVAL (all received fds are
+ * closed); an unknown op is -EINVAL too. Handles are connection-local: one
+ * that is not in this connection's table, or names an object of another
+ * type, is -EBADF. The reply of a failed request is the bare header.
+ * MODIFY_QP with IBV_QP_AV and CREATE_AH may take up to ~1 s to answer while
+ * the neighbour's MAC is resolved (ARP/ND); the daemon keeps serving others
+ * meanwhile, and answers -EHOSTUNREACH if it stays unresolved.
+ * ------------------------------------------------------------------------- */
+enum xrxe_ctrl_op {
+	XRXE_CTRL_HELLO = 1,
+	XRXE_CTRL_ALLOC_PD,
+	XRXE_CTRL_DEALLOC_PD,
+	XRXE_CTRL_REG_MR,
+	XRXE_CTRL_DEREG_MR,
+	XRXE_CTRL_CREATE_CHANNEL, /* completion channel */
+	XRXE_CTRL_DESTROY_CHANNEL,
+	XRXE_CTRL_CREATE_CQ,
+	XRXE_CTRL_DESTROY_CQ,
+	XRXE_CTRL_RESIZE_CQ,
+	XRXE_CTRL_CREATE_QP,
+	XRXE_CTRL_MODIFY_QP,
+	XRXE_CTRL_QUERY_QP,
+	XRXE_CTRL_DESTROY_QP,
+	XRXE_CTRL_CREATE_AH,
+	XRXE_CTRL_DESTROY_AH,
+	XRXE_CTRL_CREATE_SRQ,
+	XRXE_CTRL_MODIFY_SRQ,
+	XRXE_CTRL_QUERY_SRQ,
+	XRXE_CTRL_DESTROY_SRQ,
+	XRXE_CTRL_ATTACH_MCAST,
+	XRXE_CTRL_DETACH_MCAST,
+	XRXE_CTRL_STATS, /* for `xrxe stats/qp`: counters and per-QP state, text or JSON */
+	XRXE_CTRL_OP_COUNT,
+};
+
+struct xrxe_ctrl_hdr {
+	uint16_t op;     /* enum xrxe_ctrl_op */
+	uint16_t flags;
+	uint32_t length; /* whole message, header included */
+	uint32_t seq;
+	int32_t status;  /* replies: 0 or -errno */
+};
+
+/* HELLO: must be the first request of a connection (every other request
+ * before it fails with -EPROTO, except STATS). Request fds, exactly two:
+ * [0] the process's registered-memory memfd (see REG_MR): a memfd open
+ *     read-write and either created with MFD_ALLOW_SEALING (the daemon then
+ *     adds F_SEAL_SHRINK itself) or already carrying F_SEAL_SHRINK. A file
+ *     that could shrink under the daemon's mapping would turn the daemon's
+ *     next access into SIGBUS, so anything else is refused with -EINVAL;
+ * [1] the write end of the async-event pipe (struct xrxe_async_event
+ *     records). The daemon sets O_NONBLOCK on it (the shim only reads the
+ *     other end) and drops events when the pipe is full.
+ * Reply fds: [0] the device page (sealed: it can only be mapped PROT_READ),
+ * [1] the doorbell eventfd. The doorbell is per connection: an application
+ * that reads it (swallowing wake-ups) only delays its own work. */
+struct xrxe_ctrl_hello {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t abi_version;
+	uint32_t pad;
+};
+struct xrxe_ctrl_hello_reply {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t abi_version;
+	uint32_t dev_page_size;
+};
+
+/* Generic object handle request/reply (DEALLOC_PD, DEREG_MR, DESTROY_*). */
+struct xrxe_ctrl_handle {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t handle;
+	uint32_t pad;
+};
+
+/* ALLOC_PD request: struct xrxe_ctrl_hdr alone; reply: struct xrxe_ctrl_handle. */
+
+/* REG_MR. Registered memory (DESIGN.md "Shared memory"): the shim backs the
+ * pages of [addr, addr+length) with its process's memfd at file offset = the
+ * page's virtual address (copy contents, mmap MAP_SHARED|MAP_FIXED over the
+ * same addresses, MADV_DONTFORK), so one sparse memfd serves every MR of the
+ * process and overlapping MRs share pages for free. The daemon maps the same
+ * file window and reaches the application's memory without a bounce copy. */
+struct xrxe_ctrl_reg_mr {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t pd;
+	uint32_t access; /* enum ibv_access_flags (optional bits ignored) */
+	uint64_t addr;   /* application virtual address */
+	uint64_t length;
+	uint64_t iova;   /* address remote peers use (== addr for ibv_reg_mr) */
+};
+struct xrxe_ctrl_reg_mr_reply {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t handle;
+	uint32_t lkey;
+	uint32_t rkey;
+	uint32_t pad;
+};
+
+/* CREATE_CHANNEL. Request: struct xrxe_ctrl_hdr alone, fd [0] the write end
+ * of a pipe; the daemon sets O_NONBLOCK on it and writes one uint32_t CQ
+ * handle per event (dropped, and counted, when the pipe is full).
+ * Reply: struct xrxe_ctrl_handle. DESTROY_CHANNEL fails with -EBUSY while a
+ * CQ uses the channel. */
+
+/* CREATE_CQ / RESIZE_CQ. Reply fd: [0] the CQ ring memfd (map RW).
+ * RESIZE_CQ (request: handle and cqe; channel ignored) answers with a new
+ * ring: the daemon moves the unpolled CQEs into it, stops writing the old
+ * one, and the shim (which holds its CQ lock across the call, so nothing is
+ * polled meanwhile) swaps the mappings and reloads its consumer from the new
+ * ring's consumer index. */
+struct xrxe_ctrl_create_cq {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t cqe;     /* requested depth */
+	uint32_t channel; /* channel handle, or XRXE_NO_HANDLE */
+	uint32_t handle;  /* RESIZE_CQ: the CQ */
+	uint32_t pad;
+};
+struct xrxe_ctrl_create_cq_reply {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t handle;
+	uint32_t cqe;       /* actual depth (capacity) */
+	uint64_t ring_size; /* bytes to map */
+};
+#define XRXE_NO_HANDLE 0xffffffffu
+
+/* CREATE_QP. Reply fds: [0] SQ ring memfd, [1] RQ ring memfd (absent with an SRQ). */
+struct xrxe_ctrl_create_qp {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t pd;
+	uint32_t send_cq;
+	uint32_t recv_cq;
+	uint32_t srq;       /* or XRXE_NO_HANDLE */
+	uint32_t qp_type;   /* enum ibv_qp_type: RC, UC, UD */
+	uint32_t sq_sig_all;
+	struct ibv_qp_cap cap;
+};
+struct xrxe_ctrl_create_qp_reply {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t handle;
+	uint32_t qpn;
+	struct ibv_qp_cap cap; /* actual capacities */
+	uint64_t sq_size;      /* bytes to map */
+	uint64_t rq_size;      /* 0 with an SRQ */
+};
+
+/* MODIFY_QP: attributes as rdma-core passes them. The daemon validates the
+ * transition (IBA 10.3, ref/rxe.md §2.11) and resolves the address vector
+ * (GID -> IP, route, neighbour MAC) at INIT->RTR. Reply: the bare header.
+ * A transition to RESET empties the QP's rings: the daemon stores 0 into both
+ * indices of the SQ and RQ before replying, and the shim reloads its private
+ * producers from them. */
+struct xrxe_ctrl_modify_qp {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t handle;
+	uint32_t attr_mask; /* enum ibv_qp_attr_mask */
+	struct ibv_qp_attr attr;
+};
+
+/* QUERY_QP: request struct xrxe_ctrl_handle; reply carries the attributes. */
+struct xrxe_ctrl_query_qp_reply {
+	struct xrxe_ctrl_hdr hdr;
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init_attr; /* pointers (qp_context, cqs, srq) are zero */
+};
+
+/* CREATE_AH: the daemon resolves the address (like MODIFY_QP with
+ * IBV_QP_AV). Reply: handle names the AH in DESTROY_AH (connection-local,
+ * like every handle); ah_num goes into UD WQEs (wr.ud.ah: the transport's
+ * own number, as rxe's ah_num; it only works on QPs of the AH's PD). */
+struct xrxe_ctrl_create_ah {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t pd;
+	uint32_t pad;
+	struct ibv_ah_attr attr;
+};
+struct xrxe_ctrl_create_ah_reply {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t handle;
+	uint32_t ah_num;
+};
+
+/* CREATE_SRQ / MODIFY_SRQ / QUERY_SRQ. Create reply fd: [0] SRQ ring memfd. */
+struct xrxe_ctrl_srq {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t pd;        /* create */
+	uint32_t handle;    /* modify, query */
+	uint32_t attr_mask; /* modify: enum ibv_srq_attr_mask */
+	uint32_t pad;
+	struct ibv_srq_attr attr;
+};
+struct xrxe_ctrl_srq_reply {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t handle;
+	uint32_t pad;
+	struct ibv_srq_attr attr;
+	uint64_t ring_size;
+};
+
+/* ATTACH_MCAST / DETACH_MCAST */
+struct xrxe_ctrl_mcast {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t qp;
+	uint16_t lid;
+	uint16_t pad;
+	union ibv_gid gid;
+};
+
+/* STATS (for `xrxe stats` / `xrxe qp`; allowed without HELLO). Request:
+ * struct xrxe_ctrl_hdr alone, hdr.flags XRXE_STATS_F_*. Reply: struct
+ * xrxe_ctrl_stats_reply and fd [0], a sealed memfd holding size bytes of
+ * text (one "name value" per line) or one JSON object. */
+enum xrxe_stats_flags {
+	XRXE_STATS_F_JSON = 1u << 0, /* JSON instead of text */
+	XRXE_STATS_F_QP = 1u << 1,   /* per-QP state and counters instead of interface counters */
+};
+struct xrxe_ctrl_stats_reply {
+	struct xrxe_ctrl_hdr hdr;
+	uint64_t size;
+};
+
+/* Async events, written by the daemon into the pipe passed at HELLO. */
+struct xrxe_async_event {
+	uint32_t event_type; /* enum ibv_event_type */
+	uint32_t handle;     /* QP, CQ or SRQ handle; port number for port events */
+};
+
+#endif /* XRXE_ABI_H */

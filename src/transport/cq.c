@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Completion queues: CQEs are written straight into the CQ ring the
+ * application maps (abi.h, ref/rxe.md §4.2): write the element, then
+ * store-release the producer index. The CQ is armed by the application
+ * writing ring->notify; we clear it with an atomic exchange (compare-exchange
+ * here, so that a SOLICITED arm survives an unsolicited CQE) and call
+ * ops->cq_event.
+ *
+ * Overrun (IBA 11.4.2.1 and the CQ error of 11.6.3: a CQ overrun is an affiliated asynchronous
+ * error, IBV_EVENT_CQ_ERR; the CQ is unusable afterwards): the ring gets
+ * XRXE_RING_F_OVERRUN, the event is raised once, and every later CQE is
+ * dropped; the caller moves the QP that could not complete to ERR.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/tp_internal.h"
+
+int xrxe_tp_cq_create(struct xrxe_tp *tp, struct xrxe_ring *ring, uint32_t nslots, void *user,
+		      struct xrxe_tp_cq **out)
+{
+	struct xrxe_tp_cq *cq;
+
+	if (!ring || nslots < 2 || (nslots & (nslots - 1)))
+		return -EINVAL;
+	/* The ring header is ours (written by the daemon at creation); check
+	 * it agrees with nslots before relying on our private copy. */
+	if (ring->index_mask != nslots - 1 || ring->log2_elem_size > 12 ||
+	    (1u << ring->log2_elem_size) < sizeof(struct xrxe_cqe))
+		return -EINVAL;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -ENOMEM;
+	cq->tp = tp;
+	cq->ring = ring;
+	cq->mask = nslots - 1;
+	cq->log2 = ring->log2_elem_size;
+	cq->prod = atomic_load_explicit((_Atomic uint32_t *)&ring->producer, memory_order_relaxed) &
+		   cq->mask;
+	cq->user = user;
+	cq->next = tp->cqs;
+	tp->cqs = cq;
+	tp->stats.cqs++;
+	*out = cq;
+	return 0;
+}
+
+int xrxe_tp_cq_destroy(struct xrxe_tp *tp, struct xrxe_tp_cq *cq)
+{
+	struct xrxe_tp_cq **pp;
+
+	if (cq->refs)
+		return -EBUSY;
+	for (pp = &tp->cqs; *pp; pp = &(*pp)->next) {
+		if (*pp == cq) {
+			*pp = cq->next;
+			tp->stats.cqs--;
+			free(cq);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void cq_notify(struct xrxe_tp_cq *cq, bool solicited)
+{
+	_Atomic uint32_t *notify = (_Atomic uint32_t *)&cq->ring->notify;
+	uint32_t armed = atomic_load_explicit(notify, memory_order_relaxed);
+
+	/* NEXT fires on any CQE, SOLICITED only on solicited or error CQEs
+	 * (IBA 11.4.2.2, request completion notification). The
+	 * compare-exchange clears exactly the arm we act on: if the shim
+	 * re-arms concurrently we either see its new value or fail and
+	 * re-evaluate. Acquire/release is not needed for the value itself;
+	 * the CQE was already published by the producer store-release. */
+	while (armed == XRXE_CQ_NOTIFY_NEXT || (armed == XRXE_CQ_NOTIFY_SOLICITED && solicited)) {
+		if (atomic_compare_exchange_weak_explicit(notify, &armed, XRXE_CQ_NOTIFY_NONE,
+							  memory_order_acq_rel,
+							  memory_order_relaxed)) {
+			if (cq->tp->cfg.ops->cq_event)
+				cq->tp->cfg.ops->cq_event(cq->tp->cfg.user, cq->user);
+			return;
+		}
+	}
+}
+
+int xrxe_tpi_cq_post(struct xrxe_tp_cq *cq, const struct ibv_wc *wc, bool solicited)
+{
+	struct xrxe_ring *ring = cq->ring;
+	uint32_t cons, slot;
+	struct xrxe_cqe *cqe;
+
+	if (cq->overrun)
+		return -EOVERFLOW;
+	/* Acquire: pairs with the application's store-release of the
+	 * consumer after it copied the CQE out, so we never overwrite a CQE
+	 * still being read. Masked: the application may write anything. */
+	cons = atomic_load_explicit((_Atomic uint32_t *)&ring->consumer, memory_order_acquire) &
+	       cq->mask;
+	slot = cq->prod & cq->mask;
+	if (((slot + 1) & cq->mask) == cons) {
+		cq->overrun = true;
+		/* Relaxed is enough: the flag is advisory, the event is the signal. */
+		atomic_fetch_or_explicit((_Atomic uint32_t *)&ring->flags, XRXE_RING_F_OVERRUN,
+					 memory_order_relaxed);
+		if (cq->tp->cfg.ops->async_event)
+			cq->tp->cfg.ops->async_event(cq->tp->cfg.user, IBV_EVENT_CQ_ERR, cq->user);
+		return -EOVERFLOW;
+	}
+	cqe = (struct xrxe_cqe *)(ring->data + ((size_t)slot << cq->log2));
+	memcpy(&cqe->wc, wc, sizeof(*wc));
+	cqe->timestamp_ns = cq->tp->now;
+	cqe->rsvd = 0;
+	cq->prod++;
+	/* Release: the CQE bytes (and the data the completion reports, e.g.
+	 * READ payload or received SEND data written before this call) are
+	 * visible before the application sees the new producer index. */
+	atomic_store_explicit((_Atomic uint32_t *)&ring->producer, cq->prod & cq->mask,
+			      memory_order_release);
+	cq_notify(cq, solicited || wc->status != IBV_WC_SUCCESS);
+	return 0;
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Protection domains, memory regions and address handles.
+ *
+ * Keys are rxe-style (ref/rxe.md §3.1): index << 8 | an 8-bit key that
+ * changes whenever the slot is reused, lkey == rkey. Every access names a key
+ * and a range; the key must match exactly, the region must be valid and in
+ * the QP's PD, grant the access and cover the whole range (IBA 10.6: memory
+ * regions, protection domains, access rights and key checks; the rule
+ * numbers are not quoted here). The host pointer registered here
+ * is where the bytes are read and written (the daemon maps application memory
+ * there).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/tp_internal.h"
+
+/* IBA 10.6.3.x: local read access is always granted, so the access check
+ * only concerns these bits. */
+#define MR_ACCESS_CHECKED                                                                  \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |       \
+	 IBV_ACCESS_REMOTE_ATOMIC)
+
+int xrxe_tp_pd_alloc(struct xrxe_tp *tp, uint32_t *pdn)
+{
+	uint32_t i;
+
+	for (i = 1; i < tp->npds; i++) {
+		if (!tp->pds[i].used) {
+			tp->pds[i].used = true;
+			tp->pds[i].refs = 0;
+			tp->stats.pds++;
+			*pdn = i;
+			return 0;
+		}
+	}
+	return -ENOMEM;
+}
+
+int xrxe_tp_pd_free(struct xrxe_tp *tp, uint32_t pdn)
+{
+	if (pdn == 0 || pdn >= tp->npds || !tp->pds[pdn].used)
+		return -EINVAL;
+	if (tp->pds[pdn].refs)
+		return -EBUSY;
+	tp->pds[pdn].used = false;
+	tp->stats.pds--;
+	return 0;
+}
+
+int xrxe_tpi_pd_get(struct xrxe_tp *tp, uint32_t pdn)
+{
+	if (pdn == 0 || pdn >= tp->npds || !tp->pds[pdn].used)
+		return -EINVAL;
+	tp->pds[pdn].refs++;
+	return 0;
+}
+
+void xrxe_tpi_pd_put(struct xrxe_tp *tp, uint32_t pdn)
+{
+	if (pdn && pdn < tp->npds && tp->pds[pdn].refs)
+		tp->pds[pdn].refs--;
+}
+
+int xrxe_tp_mr_reg(struct xrxe_tp *tp, uint32_t pdn, void *host, uint64_t iova, uint64_t length,
+		   uint32_t access, uint32_t *lkey, uint32_t *rkey)
+{
+	uint32_t n = tp->cfg.max_mr, i, idx;
+	struct tp_mr *mr;
+	int err;
+
+	if (!host && length)
+		return -EINVAL;
+	/* the range must not wrap the address space */
+	if (iova + length < iova || (uintptr_t)host + length < (uintptr_t)host)
+		return -EINVAL;
+	/* IBA 10.6.3.1: remote write or atomic access needs local write. */
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		idx = 1 + (tp->mr_next + i) % n;
+		if (!tp->mrs[idx].used)
+			break;
+	}
+	if (i == n)
+		return -ENOMEM;
+	err = xrxe_tpi_pd_get(tp, pdn);
+	if (err)
+		return err;
+	tp->mr_next = idx % n; /* next search starts after this slot */
+	mr = &tp->mrs[idx];
+	mr->key8++;
+	mr->used = true;
+	mr->valid = true;
+	mr->key = idx << 8 | mr->key8;
+	mr->pdn = pdn;
+	mr->access = access;
+	mr->host = host;
+	mr->iova = iova;
+	mr->length = length;
+	tp->stats.mrs++;
+	*lkey = *rkey = mr->key;
+	return 0;
+}
+
+static struct tp_mr *mr_by_key(struct xrxe_tp *tp, uint32_t key)
+{
+	uint32_t idx = key >> 8;
+	struct tp_mr *mr;
+
+	if (idx == 0 || idx > tp->cfg.max_mr)
+		return NULL;
+	mr = &tp->mrs[idx];
+	if (!mr->used || mr->key != key)
+		return NULL;
+	return mr;
+}
+
+int xrxe_tp_mr_dereg(struct xrxe_tp *tp, uint32_t lkey)
+{
+	struct tp_mr *mr = mr_by_key(tp, lkey);
+
+	if (!mr)
+		return -EINVAL;
+	xrxe_tpi_pd_put(tp, mr->pdn);
+	mr->used = false;
+	mr->valid = false;
+	mr->key = 0;
+	tp->stats.mrs--;
+	return 0;
+}
+
+struct tp_mr *xrxe_tpi_mr_check(struct xrxe_tp *tp, uint32_t key, uint32_t pdn, uint64_t va,
+				uint64_t len, uint32_t access)
+{
+	struct tp_mr *mr = mr_by_key(tp, key);
+
+	if (!mr || !mr->valid || mr->pdn != pdn)
+		return NULL;
+	if ((access & MR_ACCESS_CHECKED) & ~mr->access)
+		return NULL;
+	/* [va, va + len) inside [iova, iova + length), without overflow */
+	if (va < mr->iova || len > mr->length || va - mr->iova > mr->length - len)
+		return NULL;
+	return mr;
+}
+
+int xrxe_tpi_mr_invalidate(struct xrxe_tp *tp, uint32_t rkey, uint32_t pdn)
+{
+	struct tp_mr *mr = mr_by_key(tp, rkey);
+
+	/* IBA 10.6.5 / 9.4.1.x: the invalidated region must exist, be valid
+	 * and belong to the QP's PD; otherwise the request is invalid. */
+	if (!mr || !mr->valid || mr->pdn != pdn)
+		return -EINVAL;
+	mr->valid = false;
+	return 0;
+}
+
+int xrxe_tpi_sge_walk(struct xrxe_tp *tp, uint32_t pdn, const struct xrxe_sge *sge, uint32_t nsge,
+		      uint32_t off, uint32_t len, uint32_t access, xrxe_tpi_piece_fn fn, void *arg)
+{
+	uint32_t i;
+
+	for (i = 0; i < nsge && len; i++) {
+		uint32_t slen = sge[i].length, n;
+		struct tp_mr *mr;
+
+		if (off >= slen) {
+			off -= slen;
+			continue;
+		}
+		n = slen - off < len ? slen - off : len;
+		mr = xrxe_tpi_mr_check(tp, sge[i].lkey, pdn, sge[i].addr + off, n, access);
+		if (!mr)
+			return -EFAULT;
+		if (fn)
+			fn(arg, xrxe_tpi_mr_host(mr, sge[i].addr + off), n);
+		len -= n;
+		off = 0;
+	}
+	return len ? -EMSGSIZE : 0;
+}
+
+/* --- address handles ------------------------------------------------------ */
+
+int xrxe_tp_ah_create(struct xrxe_tp *tp, uint32_t pdn, const struct xrxe_av *av,
+		      uint32_t *handle)
+{
+	uint32_t i;
+	int err;
+
+	if (!av || (av->ip_version != 4 && av->ip_version != 6))
+		return -EINVAL;
+	for (i = 1; i < tp->nahs; i++)
+		if (!tp->ahs[i].used)
+			break;
+	if (i >= tp->nahs)
+		return -ENOMEM;
+	err = xrxe_tpi_pd_get(tp, pdn);
+	if (err)
+		return err;
+	tp->ahs[i].used = true;
+	tp->ahs[i].pdn = pdn;
+	tp->ahs[i].av = *av;
+	tp->stats.ahs++;
+	*handle = i;
+	return 0;
+}
+
+int xrxe_tp_ah_destroy(struct xrxe_tp *tp, uint32_t handle)
+{
+	if (handle == 0 || handle >= tp->nahs || !tp->ahs[handle].used)
+		return -EINVAL;
+	xrxe_tpi_pd_put(tp, tp->ahs[handle].pdn);
+	tp->ahs[handle].used = false;
+	tp->stats.ahs--;
+	return 0;
+}
+
+const struct tp_ah *xrxe_tpi_ah_get(const struct xrxe_tp *tp, uint32_t handle, uint32_t pdn)
+{
+	if (handle == 0 || handle >= tp->nahs || !tp->ahs[handle].used ||
+	    tp->ahs[handle].pdn != pdn)
+		return NULL;
+	return &tp->ahs[handle];
+}

@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Queue pairs: creation, the state machine (IBA 10.3.1, figure 124 and the
+ * Modify QP attribute table 91 / ref/rxe.md §2.11), query, destroy, and the
+ * transitions the transport itself makes (to ERR and SQE).
+ *
+ * A modify is validated completely before anything is applied, so an invalid
+ * one fails with -EINVAL and changes nothing (IBA 11.2.4.2: "If any of the
+ * modifiers are invalid, none of the modifications shall be performed").
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/tp_internal.h"
+#include "util/log.h"
+
+static const char *const qp_state_names[] = {
+	[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT", [IBV_QPS_RTR] = "RTR",
+	[IBV_QPS_RTS] = "RTS",     [IBV_QPS_SQD] = "SQD",   [IBV_QPS_SQE] = "SQE",
+	[IBV_QPS_ERR] = "ERR",
+};
+
+const char *xrxe_tpi_state_name(enum ibv_qp_state s)
+{
+	if ((unsigned)s > IBV_QPS_ERR)
+		return "UNKNOWN";
+	return qp_state_names[s];
+}
+
+/* --- the transition table (IBA 10.3.1 table 91; the kernel's qp_state_table
+ * in drivers/infiniband/core/verbs.c has the same RC/UC/UD rows) ---------- */
+
+enum { T_RC, T_UC, T_UD, T_N };
+
+struct qp_trans {
+	bool valid;
+	uint32_t req[T_N];
+	uint32_t opt[T_N];
+};
+
+#define A(x) IBV_QP_##x
+#define ALL3(m) { [T_RC] = (m), [T_UC] = (m), [T_UD] = (m) }
+
+static const struct qp_trans qp_trans[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	[IBV_QPS_RESET] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_INIT] = {
+			.valid = true,
+			.req = {
+				[T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+				[T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+				[T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
+			},
+		},
+		[IBV_QPS_ERR] = { .valid = true },
+	},
+	[IBV_QPS_INIT] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+		[IBV_QPS_INIT] = {
+			.valid = true,
+			.opt = {
+				[T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+				[T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+				[T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
+			},
+		},
+		[IBV_QPS_RTR] = {
+			.valid = true,
+			.req = {
+				[T_RC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN) |
+					 A(MAX_DEST_RD_ATOMIC) | A(MIN_RNR_TIMER),
+				[T_UC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN),
+				[T_UD] = 0,
+			},
+			.opt = {
+				[T_RC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+				[T_UC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+				[T_UD] = A(PKEY_INDEX) | A(QKEY),
+			},
+		},
+	},
+	[IBV_QPS_RTR] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+		[IBV_QPS_RTS] = {
+			.valid = true,
+			.req = {
+				[T_RC] = A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) | A(SQ_PSN) |
+					 A(MAX_QP_RD_ATOMIC),
+				[T_UC] = A(SQ_PSN),
+				[T_UD] = A(SQ_PSN),
+			},
+			.opt = {
+				[T_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+					 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+				[T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+					 A(PATH_MIG_STATE),
+				[T_UD] = A(CUR_STATE) | A(QKEY),
+			},
+		},
+	},
+	[IBV_QPS_RTS] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+		[IBV_QPS_RTS] = {
+			.valid = true,
+			.opt = {
+				[T_RC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+					 A(PATH_MIG_STATE) | A(MIN_RNR_TIMER),
+				[T_UC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+					 A(PATH_MIG_STATE),
+				[T_UD] = A(CUR_STATE) | A(QKEY),
+			},
+		},
+		[IBV_QPS_SQD] = { .valid = true, .opt = ALL3(A(EN_SQD_ASYNC_NOTIFY)) },
+	},
+	[IBV_QPS_SQD] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+		[IBV_QPS_RTS] = {
+			.valid = true,
+			.opt = {
+				[T_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+					 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+				[T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+					 A(PATH_MIG_STATE),
+				[T_UD] = A(CUR_STATE) | A(QKEY),
+			},
+		},
+		[IBV_QPS_SQD] = {
+			.valid = true,
+			.opt = {
+				[T_RC] = A(PORT) | A(AV) | A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) |
+					 A(MAX_QP_RD_ATOMIC) | A(MAX_DEST_RD_ATOMIC) | A(ALT_PATH) |
+					 A(ACCESS_FLAGS) | A(PKEY_INDEX) | A(MIN_RNR_TIMER) |
+					 A(PATH_MIG_STATE),
+				[T_UC] = A(AV) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX) |
+					 A(PATH_MIG_STATE),
+				[T_UD] = A(PKEY_INDEX) | A(QKEY),
+			},
+		},
+	},
+	[IBV_QPS_SQE] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+		/* SQE exists for UC and UD only (IBA 10.3.1.x); an RC QP never
+		 * gets there, so the RC row is unreachable. */
+		[IBV_QPS_RTS] = {
+			.valid = true,
+			.opt = {
+				[T_UC] = A(CUR_STATE) | A(ACCESS_FLAGS),
+				[T_UD] = A(CUR_STATE) | A(QKEY),
+			},
+		},
+	},
+	[IBV_QPS_ERR] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+	},
+};
+
+#undef A
+#undef ALL3
+
+static int qp_tidx(enum ibv_qp_type t)
+{
+	return t == IBV_QPT_RC ? T_RC : t == IBV_QPT_UC ? T_UC : T_UD;
+}
+
+/* --- lookup ---------------------------------------------------------------- */
+
+struct xrxe_tp_qp *xrxe_tpi_qp_lookup(struct xrxe_tp *tp, uint32_t qpn)
+{
+	uint32_t idx = qpn - XRXE_TP_QPN_BASE;
+	struct xrxe_tp_qp *qp;
+
+	if (qpn < XRXE_TP_QPN_BASE || idx >= tp->cfg.max_qp)
+		return NULL;
+	qp = tp->qpt[idx];
+	return qp && qp->qpn == qpn ? qp : NULL;
+}
+
+/* --- create ------------------------------------------------------------- */
+
+static bool ring_ok(const struct xrxe_ring *ring, uint32_t slots, uint32_t min_elem)
+{
+	if (!ring || slots < 2 || (slots & (slots - 1)))
+		return false;
+	if (ring->index_mask != slots - 1 || ring->log2_elem_size > 16)
+		return false;
+	return (1u << ring->log2_elem_size) >= min_elem;
+}
+
+/* rxe_qp_init_req: one UDP source port per QP, 0xC000 + a 14-bit hash of the
+ * QPN, so one QP is one flow (in order) and QPs spread over RX queues
+ * (ref/rxe.md §1.1). A multiplicative (Fibonacci) hash. */
+static uint16_t qp_sport(uint32_t qpn)
+{
+	return (uint16_t)(0xc000u + (((qpn * 0x61c88647u) >> (32 - 14)) & 0x3fffu));
+}
+
+static void qp_reset_state(struct xrxe_tp_qp *qp)
+{
+	/* IBA 10.3.1 / rxe_qp_reset: RESET empties the queues and forgets all
+	 * transport state. The indices restart at 0 on both sides, as the
+	 * rdma-core rxe provider resets its own copy on modify to RESET; the
+	 * application must not post while the QP is being reset. Release
+	 * orders nothing that matters here (the rings are idle) but keeps
+	 * every index write a release store, like all others. */
+	qp->sq_cons = qp->sq_fetch = 0;
+	qp->rq_cons = 0;
+	atomic_store_explicit((_Atomic uint32_t *)&qp->sq->consumer, 0, memory_order_release);
+	atomic_store_explicit((_Atomic uint32_t *)&qp->sq->producer, 0, memory_order_release);
+	if (qp->rq) {
+		atomic_store_explicit((_Atomic uint32_t *)&qp->rq->consumer, 0,
+				      memory_order_release);
+		atomic_store_explicit((_Atomic uint32_t *)&qp->rq->producer, 0,
+				      memory_order_release);
+	}
+	memset(&qp->req, 0, sizeof(qp->req));
+	memset(&qp->comp, 0, sizeof(qp->comp));
+	qp->comp.rexmit_deadline = XRXE_TP_NO_DEADLINE;
+	qp->comp.rnr_deadline = XRXE_TP_NO_DEADLINE;
+	xrxe_tpi_resp_reset(qp);
+	qp->resp.psn = 0;
+	qp->resp.msn = 0;
+}
+
+int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, uint32_t *qpn,
+		      struct xrxe_tp_qp **out)
+{
+	const struct ibv_qp_cap *cap = &init->cap;
+	struct xrxe_tp_qp *qp;
+	uint32_t data_cap, i, idx;
+	int err;
+
+	if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
+	    init->qp_type != IBV_QPT_UD)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || !init->recv_cq || !init->sq || !init->rq)
+		return -EINVAL; /* no SRQ yet: every QP has its own RQ */
+	if (cap->max_send_sge > XRXE_MAX_SGE || cap->max_recv_sge > XRXE_MAX_SGE ||
+	    cap->max_inline_data > XRXE_MAX_INLINE)
+		return -EINVAL;
+	data_cap = cap->max_send_sge * sizeof(struct xrxe_sge);
+	if (cap->max_inline_data > data_cap)
+		data_cap = cap->max_inline_data;
+	if (!ring_ok(init->sq, init->sq_slots, sizeof(struct xrxe_send_wqe) + data_cap) ||
+	    !ring_ok(init->rq, init->rq_slots,
+		     sizeof(struct xrxe_recv_wqe) + cap->max_recv_sge * sizeof(struct xrxe_sge)))
+		return -EINVAL;
+
+	for (i = 0; i < tp->cfg.max_qp; i++) {
+		idx = (tp->qp_next + i) % tp->cfg.max_qp;
+		if (!tp->qpt[idx])
+			break;
+	}
+	if (i == tp->cfg.max_qp)
+		return -ENOMEM;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	qp->swqe = calloc(init->sq_slots, sizeof(*qp->swqe));
+	if (!qp->swqe)
+		goto err_free;
+	qp->swqe_data = calloc(init->sq_slots, data_cap ? data_cap : 1);
+	if (!qp->swqe_data)
+		goto err_free;
+	qp->resp.rsge = calloc(cap->max_recv_sge ? cap->max_recv_sge : 1, sizeof(struct xrxe_sge));
+	if (!qp->resp.rsge)
+		goto err_free;
+	err = xrxe_tpi_pd_get(tp, init->pdn);
+	if (err) {
+		free(qp->resp.rsge);
+		free(qp->swqe_data);
+		free(qp->swqe);
+		free(qp);
+		return err;
+	}
+
+	qp->tp = tp;
+	qp->type = init->qp_type;
+	qp->pdn = init->pdn;
+	qp->send_cq = init->send_cq;
+	qp->recv_cq = init->recv_cq;
+	qp->cap = *cap;
+	qp->sq_sig_all = init->sq_sig_all;
+	qp->user = init->user;
+	qp->sq = init->sq;
+	qp->sq_mask = init->sq_slots - 1;
+	qp->sq_log2 = init->sq->log2_elem_size;
+	qp->sq_data_cap = data_cap;
+	for (i = 0; i < init->sq_slots; i++)
+		qp->swqe[i].data = qp->swqe_data + (size_t)i * data_cap;
+	qp->rq = init->rq;
+	qp->rq_mask = init->rq_slots - 1;
+	qp->rq_log2 = init->rq->log2_elem_size;
+
+	qp->qpn = XRXE_TP_QPN_BASE + idx;
+	qp->sport = qp_sport(qp->qpn);
+	qp->state = IBV_QPS_RESET;
+	qp->attr.qp_state = IBV_QPS_RESET;
+	qp->attr.path_mtu = IBV_MTU_256; /* rxe's default before modify (ref/rxe.md §2.8) */
+	qp->mtu = 256;
+	qp->attr.port_num = 1;
+	qp->resp.nres = 1;
+	qp_reset_state(qp);
+
+	init->send_cq->refs++;
+	init->recv_cq->refs++;
+	tp->qpt[idx] = qp;
+	tp->qp_next = (idx + 1) % tp->cfg.max_qp;
+	qp->next = tp->qps;
+	if (tp->qps)
+		tp->qps->prev = qp;
+	tp->qps = qp;
+	tp->stats.qps++;
+	*qpn = qp->qpn;
+	*out = qp;
+	return 0;
+
+err_free:
+	free(qp->resp.rsge);
+	free(qp->swqe_data);
+	free(qp->swqe);
+	free(qp);
+	return -ENOMEM;
+}
+
+void xrxe_tp_qp_destroy(struct xrxe_tp *tp, struct xrxe_tp_qp *qp)
+{
+	if (!qp)
+		return;
+	tp->qpt[qp->qpn - XRXE_TP_QPN_BASE] = NULL;
+	if (qp->prev)
+		qp->prev->next = qp->next;
+	else
+		tp->qps = qp->next;
+	if (qp->next)
+		qp->next->prev = qp->prev;
+	qp->send_cq->refs--;
+	qp->recv_cq->refs--;
+	xrxe_tpi_pd_put(tp, qp->pdn);
+	tp->stats.qps--;
+	free(qp->resp.rsge);
+	free(qp->swqe_data);
+	free(qp->swqe);
+	free(qp);
+}
+
+/* --- modify ------------------------------------------------------------- */
+
+static uint32_t roundup_pow2(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+#define QP_ACCESS_FLAGS                                                                    \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |       \
+	 IBV_ACCESS_REMOTE_ATOMIC)
+
+/* Attribute values (the rxe_qp_chk_attr extras of ref/rxe.md §2.11, plus the
+ * ranges of IBA 11.2.4.2). Only attributes present in the mask are checked. */
+static int qp_check_values(const struct xrxe_tp_qp *qp, const struct ibv_qp_attr *attr, int mask,
+			   const struct xrxe_av *av)
+{
+	const struct xrxe_tp *tp = qp->tp;
+
+	if ((mask & IBV_QP_PORT) && attr->port_num != 1)
+		return -EINVAL; /* one port */
+	if ((mask & IBV_QP_PKEY_INDEX) && attr->pkey_index != 0)
+		return -EINVAL; /* P_Key table of one entry (0xFFFF), rxe */
+	if ((mask & IBV_QP_ACCESS_FLAGS) && (attr->qp_access_flags & ~QP_ACCESS_FLAGS))
+		return -EINVAL;
+	if ((mask & IBV_QP_PATH_MTU) &&
+	    (attr->path_mtu < IBV_MTU_256 || (uint32_t)attr->path_mtu > tp->max_mtu_enum))
+		return -EINVAL;
+	if ((mask & IBV_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & IBV_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IBV_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IBV_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && attr->max_rd_atomic > XRXE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && attr->max_dest_rd_atomic > XRXE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IBV_QP_DEST_QPN) && attr->dest_qp_num > XRXE_QPN_MASK)
+		return -EINVAL;
+	if ((mask & IBV_QP_AV) && (!av || (av->ip_version != 4 && av->ip_version != 6)))
+		return -EINVAL;
+	if ((mask & IBV_QP_PATH_MIG_STATE) && attr->path_mig_state != IBV_MIG_MIGRATED &&
+	    attr->path_mig_state != IBV_MIG_REARM && attr->path_mig_state != IBV_MIG_ARMED)
+		return -EINVAL;
+	return 0;
+}
+
+int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ibv_qp_attr *attr,
+		      int attr_mask, const struct xrxe_av *av)
+{
+	enum ibv_qp_state cur = qp->state, next = cur;
+	const struct qp_trans *t;
+	uint32_t mask = (uint32_t)attr_mask, req, opt;
+	int ti = qp_tidx(qp->type), err;
+
+	(void)tp;
+	if (mask & IBV_QP_STATE) {
+		if ((unsigned)attr->qp_state > IBV_QPS_ERR)
+			return -EINVAL;
+		next = attr->qp_state;
+	}
+	/* CUR_STATE names the state the caller believes the QP is in; a
+	 * mismatch fails (rxe_qp_chk_attr). */
+	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		return -EINVAL;
+	t = &qp_trans[cur][next];
+	if (!t->valid)
+		return -EINVAL;
+	req = t->req[ti];
+	opt = t->opt[ti];
+	if ((mask & req) != req)
+		return -EINVAL; /* a required attribute is missing */
+	if (mask & ~(req | opt | IBV_QP_STATE))
+		return -EINVAL; /* an attribute this transition does not allow */
+	err = qp_check_values(qp, attr, (int)mask, av);
+	if (err)
+		return err;
+
+	/* --- everything is valid: apply (nothing below can fail) --- */
+	if (mask & IBV_QP_PKEY_INDEX)
+		qp->attr.pkey_index = attr->pkey_index;
+	if (mask & IBV_QP_PORT)
+		qp->attr.port_num = attr->port_num;
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		qp->attr.qp_access_flags = attr->qp_access_flags;
+	if (mask & IBV_QP_QKEY)
+		qp->attr.qkey = attr->qkey;
+	if (mask & IBV_QP_AV) {
+		qp->attr.ah_attr = attr->ah_attr;
+		qp->av = *av;
+		qp->av_set = true;
+	}
+	if (mask & IBV_QP_ALT_PATH) {
+		/* No automatic path migration (rxe: flag only); kept for query. */
+		qp->attr.alt_ah_attr = attr->alt_ah_attr;
+		qp->attr.alt_pkey_index = attr->alt_pkey_index;
+		qp->attr.alt_port_num = attr->alt_port_num;
+		qp->attr.alt_timeout = attr->alt_timeout;
+	}
+	if (mask & IBV_QP_PATH_MTU) {
+		qp->attr.path_mtu = attr->path_mtu;
+		qp->mtu = xrxe_tpi_mtu_bytes(attr->path_mtu);
+	}
+	if (mask & IBV_QP_DEST_QPN)
+		qp->attr.dest_qp_num = attr->dest_qp_num;
+	if (mask & IBV_QP_RQ_PSN) {
+		qp->attr.rq_psn = attr->rq_psn & XRXE_PSN_MASK;
+		qp->resp.psn = qp->attr.rq_psn;
+	}
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) {
+		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+		/* rxe_qp_from_attr: the resource ring is rounded up to a
+		 * power of 2 (ref/rxe.md §2.6) */
+		qp->resp.nres = roundup_pow2(attr->max_dest_rd_atomic ? attr->max_dest_rd_atomic
+								      : 1);
+		memset(qp->resp.res, 0, sizeof(qp->resp.res));
+		qp->resp.res_next = 0;
+	}
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		qp->attr.min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IBV_QP_TIMEOUT)
+		qp->attr.timeout = attr->timeout;
+	if (mask & IBV_QP_RETRY_CNT) {
+		qp->attr.retry_cnt = attr->retry_cnt;
+		qp->comp.retry_cnt = attr->retry_cnt;
+	}
+	if (mask & IBV_QP_RNR_RETRY) {
+		qp->attr.rnr_retry = attr->rnr_retry;
+		qp->comp.rnr_retry = attr->rnr_retry;
+	}
+	if (mask & IBV_QP_SQ_PSN) {
+		uint32_t psn = attr->sq_psn & XRXE_PSN_MASK;
+
+		qp->attr.sq_psn = psn;
+		qp->req.psn = qp->req.psn_hi = qp->comp.psn = psn;
+	}
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		qp->attr.max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IBV_QP_PATH_MIG_STATE)
+		qp->attr.path_mig_state = attr->path_mig_state;
+	if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY)
+		qp->attr.en_sqd_async_notify = attr->en_sqd_async_notify;
+
+	if (next != cur)
+		xrxe_dbg("qp %u: %s -> %s", qp->qpn, xrxe_tpi_state_name(cur),
+			 xrxe_tpi_state_name(next));
+	switch (next) {
+	case IBV_QPS_RESET:
+		if (cur != IBV_QPS_RESET)
+			qp_reset_state(qp);
+		qp->state = IBV_QPS_RESET;
+		break;
+	case IBV_QPS_ERR:
+		xrxe_tpi_qp_error(qp);
+		break;
+	case IBV_QPS_SQD:
+		if (cur != IBV_QPS_SQD)
+			qp->req.drained_sent = false;
+		qp->state = next;
+		break;
+	case IBV_QPS_RTS:
+		if (cur == IBV_QPS_RTR)
+			xrxe_tpi_comp_reset_counters(qp);
+		qp->state = next;
+		break;
+	default:
+		qp->state = next;
+		break;
+	}
+	qp->attr.qp_state = qp->state;
+	return 0;
+}
+
+int xrxe_tp_qp_query(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, struct ibv_qp_attr *attr,
+		     struct ibv_qp_init_attr *init)
+{
+	(void)tp;
+	if (attr) {
+		*attr = qp->attr;
+		attr->qp_state = qp->state;
+		attr->cur_qp_state = qp->state;
+		attr->cap = qp->cap;
+		/* IBA 11.2.4.3: SQ draining is reported while in SQD with
+		 * outstanding work. */
+		attr->sq_draining = qp->state == IBV_QPS_SQD &&
+				    (xrxe_tpi_outstanding(qp) || qp->sq_cons != qp->req.wqe);
+		attr->sq_psn = qp->req.psn_hi;
+		attr->rq_psn = qp->resp.psn;
+	}
+	if (init) {
+		memset(init, 0, sizeof(*init));
+		init->qp_type = qp->type;
+		init->sq_sig_all = qp->sq_sig_all;
+		init->cap = qp->cap;
+	}
+	return 0;
+}
+
+/* --- transitions the transport makes ------------------------------------- */
+
+void xrxe_tpi_qp_async(struct xrxe_tp_qp *qp, enum ibv_event_type ev)
+{
+	if (qp->tp->cfg.ops->async_event)
+		qp->tp->cfg.ops->async_event(qp->tp->cfg.user, ev, qp->user);
+}
+
+bool xrxe_tpi_qp_flush(struct xrxe_tp_qp *qp)
+{
+	bool did = false;
+
+	if (qp->state == IBV_QPS_ERR || qp->state == IBV_QPS_SQE)
+		did |= xrxe_tpi_comp_flush(qp);
+	if (qp->state == IBV_QPS_ERR)
+		did |= xrxe_tpi_resp_flush(qp);
+	return did;
+}
+
+void xrxe_tpi_qp_error(struct xrxe_tp_qp *qp)
+{
+	if (qp->state == IBV_QPS_ERR)
+		return;
+	xrxe_dbg("qp %u: %s -> ERR", qp->qpn, xrxe_tpi_state_name(qp->state));
+	qp->state = IBV_QPS_ERR;
+	qp->attr.qp_state = IBV_QPS_ERR;
+	qp->comp.rexmit_deadline = XRXE_TP_NO_DEADLINE;
+	qp->comp.rnr_deadline = XRXE_TP_NO_DEADLINE;
+	/* IBA 10.3.1 (Error state): every outstanding and later posted WR
+	 * completes with IBV_WC_WR_FLUSH_ERR, on both queues. */
+	xrxe_tpi_qp_flush(qp);
+}
+
+void xrxe_tpi_qp_sq_error(struct xrxe_tp_qp *qp)
+{
+	if (qp->type == IBV_QPT_RC) {
+		xrxe_tpi_qp_error(qp);
+		return;
+	}
+	if (qp->state == IBV_QPS_ERR || qp->state == IBV_QPS_SQE)
+		return;
+	/* UC/UD: a send-side error stops only the send queue (IBA 10.3.1,
+	 * Send Queue Error state); receives go on. */
+	qp->state = IBV_QPS_SQE;
+	qp->attr.qp_state = IBV_QPS_SQE;
+	xrxe_tpi_comp_flush(qp);
+}

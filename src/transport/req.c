@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Requester (rxe_req.c's role): copy send WQEs out of the SQ ring, validate
+ * them, segment each message by the path MTU, assign PSNs and transmit,
+ * within the limits of the send window, the rd_atomic slots and fences.
+ *
+ * Retransmission is go-back-N: the completer rewinds the requester to a PSN
+ * (xrxe_tpi_req_rewind) and it simply sends again from there. WQEs keep the
+ * PSNs they got the first time, so a resumed message continues at the right
+ * offset: SEND/WRITE skip the packets already acknowledged, a READ asks for
+ * the remaining bytes with an adjusted RETH (ref/rxe.md §2.4).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "transport/tp_internal.h"
+
+/* --- fetch: the WQE copied out of the ring and validated ---------------- */
+
+static bool wr_allowed(enum ibv_qp_type t, uint32_t op)
+{
+	/* ref/rxe.md §1.4 (rxe_wr_opcode_info); SEND_WITH_INV has wire
+	 * opcodes only on RC (IBA table 38). */
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		return true;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return t == IBV_QPT_RC || t == IBV_QPT_UC;
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return t == IBV_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+static void wqe_bad(struct tp_swqe *w, enum ibv_wc_status st)
+{
+	w->state = TP_WQE_BAD;
+	w->status = (uint8_t)st;
+}
+
+static uint32_t qp_mtu(const struct xrxe_tp_qp *qp)
+{
+	/* UD uses the port MTU (rxe get_mtu, ref/rxe.md §2.8) */
+	return qp->type == IBV_QPT_UD ? qp->tp->cfg.max_path_mtu : qp->mtu;
+}
+
+/* Validate the private copy (never the ring slot: the application may be
+ * rewriting it). Errors become completion statuses (ref/rxe.md §2.10). */
+static void wqe_validate(struct xrxe_tp_qp *qp, struct tp_swqe *w, const uint8_t *slot)
+{
+	struct xrxe_tp *tp = qp->tp;
+	uint32_t op = w->wr.opcode, i, mtu = qp_mtu(qp);
+	uint64_t len = 0;
+
+	w->state = TP_WQE_FETCHED;
+	w->status = IBV_WC_SUCCESS;
+	w->is_read = op == IBV_WR_RDMA_READ;
+	w->is_atomic = op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	w->rd_atomic = w->is_read || w->is_atomic;
+	w->length = 0;
+	w->npkts = 1;
+	w->av = NULL;
+
+	if (!wr_allowed(qp->type, op))
+		return wqe_bad(w, IBV_WC_LOC_QP_OP_ERR);
+
+	if (w->wr.send_flags & IBV_SEND_INLINE) {
+		if (w->rd_atomic)
+			return wqe_bad(w, IBV_WC_LOC_QP_OP_ERR); /* no inline for READ/atomic */
+		if (w->wr.inline_len > qp->cap.max_inline_data ||
+		    w->wr.inline_len > qp->sq_data_cap)
+			return wqe_bad(w, IBV_WC_LOC_LEN_ERR);
+		memcpy(w->data, slot + sizeof(struct xrxe_send_wqe), w->wr.inline_len);
+		len = w->wr.inline_len;
+	} else {
+		const struct xrxe_sge *sge = (const struct xrxe_sge *)w->data;
+		uint32_t access = w->rd_atomic ? IBV_ACCESS_LOCAL_WRITE : 0;
+
+		if (w->wr.num_sge > qp->cap.max_send_sge)
+			return wqe_bad(w, IBV_WC_LOC_LEN_ERR);
+		memcpy(w->data, slot + sizeof(struct xrxe_send_wqe),
+		       w->wr.num_sge * sizeof(struct xrxe_sge));
+		for (i = 0; i < w->wr.num_sge; i++) {
+			len += sge[i].length;
+			/* IBA 10.7.2.x: every SGE names a valid key in the QP's PD
+			 * with the access the operation needs; zero-length
+			 * SGEs carry no data and are not looked up. READ
+			 * and atomic results are written locally. */
+			if (sge[i].length && !xrxe_tpi_mr_check(tp, sge[i].lkey, qp->pdn, sge[i].addr,
+								 sge[i].length, access))
+				return wqe_bad(w, IBV_WC_LOC_PROT_ERR);
+		}
+	}
+	if (len > XRXE_TP_MAX_MSG)
+		return wqe_bad(w, IBV_WC_LOC_LEN_ERR);
+	w->length = (uint32_t)len;
+	if (w->is_atomic && w->length != 8)
+		return wqe_bad(w, IBV_WC_LOC_LEN_ERR); /* atomics: one 8-byte operand */
+
+	if (qp->type == IBV_QPT_UD) {
+		const struct tp_ah *ah = xrxe_tpi_ah_get(tp, w->wr.wr.ud.ah, qp->pdn);
+
+		if (!ah)
+			return wqe_bad(w, IBV_WC_LOC_QP_OP_ERR);
+		w->av = &ah->av;
+		w->dest_qpn = w->wr.wr.ud.remote_qpn & XRXE_QPN_MASK;
+		/* IBA 10.2.4.x (Q_Key): a Q_Key with the high bit set in a WR
+		 * means "use the QP's own Q_Key". */
+		w->qkey = (w->wr.wr.ud.remote_qkey & 0x80000000u) ? qp->attr.qkey
+								  : w->wr.wr.ud.remote_qkey;
+		/* C10-93.1.1 leaves this to the CI; rxe completes it with
+		 * success without sending (ref/rxe.md §5.4). We report it. */
+		if (w->length > mtu)
+			return wqe_bad(w, IBV_WC_LOC_LEN_ERR);
+	}
+	if (!w->is_atomic && w->length > mtu)
+		w->npkts = (w->length + mtu - 1) / mtu;
+}
+
+bool xrxe_tpi_sq_has_new(const struct xrxe_tp_qp *qp)
+{
+	/* Acquire: pairs with the application's store-release of the producer
+	 * after it wrote the element. */
+	uint32_t prod = atomic_load_explicit((_Atomic uint32_t *)&qp->sq->producer,
+					     memory_order_acquire) & qp->sq_mask;
+
+	return prod != (qp->sq_fetch & qp->sq_mask);
+}
+
+bool xrxe_tpi_sq_fetch(struct xrxe_tp_qp *qp)
+{
+	const uint8_t *slot;
+	struct tp_swqe *w;
+
+	/* Capacity nslots - 1 (abi.h): never hold more than that, whatever the
+	 * application wrote into its producer index. */
+	if (qp->sq_fetch - qp->sq_cons >= qp->sq_mask)
+		return false;
+	if (!xrxe_tpi_sq_has_new(qp)) /* acquire inside */
+		return false;
+	slot = qp->sq->data + ((size_t)(qp->sq_fetch & qp->sq_mask) << qp->sq_log2);
+	w = xrxe_tpi_swqe(qp, qp->sq_fetch);
+	memcpy(&w->wr, slot, sizeof(w->wr));
+	wqe_validate(qp, w, slot);
+	qp->sq_fetch++;
+	return true;
+}
+
+/* --- rewind (go-back-N) ------------------------------------------------- */
+
+void xrxe_tpi_req_rewind(struct xrxe_tp_qp *qp, uint32_t psn)
+{
+	uint32_t idx;
+
+	for (idx = qp->sq_cons; idx != qp->sq_fetch; idx++) {
+		struct tp_swqe *w = xrxe_tpi_swqe(qp, idx);
+
+		if (w->state != TP_WQE_ACTIVE)
+			break;
+		if (xrxe_psn_cmp(psn, w->last_psn) <= 0) {
+			uint32_t k = xrxe_psn_cmp(psn, w->first_psn) > 0
+					     ? xrxe_psn_sub(psn, w->first_psn)
+					     : 0;
+
+			qp->req.wqe = idx;
+			qp->req.off = w->is_atomic ? 0 : k * qp_mtu(qp);
+			qp->req.psn = xrxe_psn_add(w->first_psn, k);
+			return;
+		}
+	}
+	qp->req.wqe = idx;
+	qp->req.off = 0;
+	qp->req.psn = psn;
+}
+
+/* --- one packet ---------------------------------------------------------- */
+
+static uint8_t req_opcode(const struct tp_swqe *w, bool first, bool last)
+{
+#define POS(F, M, L, O) (first && last ? XRXE_OP_##O : first ? XRXE_OP_##F : last ? XRXE_OP_##L : XRXE_OP_##M)
+	switch (w->wr.opcode) {
+	case IBV_WR_SEND:
+		return POS(SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_ONLY);
+	case IBV_WR_SEND_WITH_IMM:
+		return POS(SEND_FIRST, SEND_MIDDLE, SEND_LAST_WITH_IMM, SEND_ONLY_WITH_IMM);
+	case IBV_WR_SEND_WITH_INV:
+		return POS(SEND_FIRST, SEND_MIDDLE, SEND_LAST_WITH_INVALIDATE,
+			   SEND_ONLY_WITH_INVALIDATE);
+	case IBV_WR_RDMA_WRITE:
+		return POS(RDMA_WRITE_FIRST, RDMA_WRITE_MIDDLE, RDMA_WRITE_LAST, RDMA_WRITE_ONLY);
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return POS(RDMA_WRITE_FIRST, RDMA_WRITE_MIDDLE, RDMA_WRITE_LAST_WITH_IMM,
+			   RDMA_WRITE_ONLY_WITH_IMM);
+	case IBV_WR_RDMA_READ:
+		return XRXE_OP_RDMA_READ_REQUEST;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return XRXE_OP_COMPARE_SWAP;
+	default:
+		return XRXE_OP_FETCH_ADD;
+	}
+#undef POS
+}
+
+static uint8_t qp_transport(const struct xrxe_tp_qp *qp)
+{
+	return qp->type == IBV_QPT_RC ? XRXE_TRANSPORT_RC
+	       : qp->type == IBV_QPT_UC ? XRXE_TRANSPORT_UC
+					: XRXE_TRANSPORT_UD;
+}
+
+/* Build and send the packet at the requester's position. 0, -ENOBUFS (no
+ * buffer: nothing changed, try later) or -EFAULT (the WQE went BAD). */
+static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
+{
+	struct xrxe_tp *tp = qp->tp;
+	struct xrxe_pkt_spec spec;
+	struct tp_tx tx;
+	uint32_t mtu = qp_mtu(qp), off = qp->req.off, n = 0, npsn = 1;
+	bool first = off == 0, last = true;
+	bool rc = qp->type == IBV_QPT_RC;
+	const struct xrxe_sge *sge = (const struct xrxe_sge *)w->data;
+	bool inl = w->wr.send_flags & IBV_SEND_INLINE;
+	int err;
+
+	xrxe_tpi_spec_init(qp, w->av ? w->av : &qp->av, &spec);
+	if (w->is_read) {
+		/* A resumed READ asks for the rest (ref/rxe.md §2.4) and
+		 * takes one PSN per expected response packet (§2.1). */
+		uint32_t left = w->length - off;
+
+		npsn = left > mtu ? (left + mtu - 1) / mtu : 1;
+		spec.reth.va = w->wr.wr.rdma.remote_addr + off;
+		spec.reth.rkey = w->wr.wr.rdma.rkey;
+		spec.reth.len = left;
+	} else if (w->is_atomic) {
+		spec.atmeth.va = w->wr.wr.atomic.remote_addr;
+		spec.atmeth.rkey = w->wr.wr.atomic.rkey;
+		if (w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+			spec.atmeth.swap_add = w->wr.wr.atomic.swap;
+			spec.atmeth.comp = w->wr.wr.atomic.compare_add;
+		} else {
+			spec.atmeth.swap_add = w->wr.wr.atomic.compare_add;
+		}
+	} else {
+		n = w->length - off < mtu ? w->length - off : mtu;
+		last = off + n >= w->length;
+		/* Only the first packet of a WRITE carries the RETH (IBA 9.3) */
+		spec.reth.va = w->wr.wr.rdma.remote_addr;
+		spec.reth.rkey = w->wr.wr.rdma.rkey;
+		spec.reth.len = w->length;
+		spec.imm_be = w->wr.ex;
+		spec.ieth_rkey = w->wr.ex;
+		if (n && !inl &&
+		    xrxe_tpi_sge_walk(tp, qp->pdn, sge, w->wr.num_sge, off, n, 0, NULL, NULL)) {
+			/* The MR went away (or changed) since the WQE was
+			 * fetched: a local protection error. */
+			wqe_bad(w, IBV_WC_LOC_PROT_ERR);
+			return -EFAULT;
+		}
+	}
+	spec.opcode = qp_transport(qp) | req_opcode(w, first, last);
+	spec.psn = qp->req.psn;
+	spec.payload_len = n;
+	/* ref/rxe.md §2.2: AckReq on the last packet of every message and at
+	 * least every XRXE_TP_MAX_PKT_PER_ACK packets; RC only. */
+	spec.ackreq = rc && (last || qp->req.pkts_no_ackreq + 1 >= XRXE_TP_MAX_PKT_PER_ACK);
+	/* SE only on the last packet of a SEND or WRITE_WITH_IMM (IBA 9.2.3) */
+	spec.se = last && (w->wr.send_flags & IBV_SEND_SOLICITED) &&
+		  (w->wr.opcode == IBV_WR_SEND || w->wr.opcode == IBV_WR_SEND_WITH_IMM ||
+		   w->wr.opcode == IBV_WR_SEND_WITH_INV ||
+		   w->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM);
+	if (qp->type == IBV_QPT_UD) {
+		spec.dest_qp = w->dest_qpn;
+		spec.deth.qkey = w->qkey;
+		spec.deth.src_qp = qp->qpn;
+	}
+	spec.ip_id = qp->req.ip_id++;
+
+	err = xrxe_tpi_tx_begin(tp, &spec, &tx);
+	if (err)
+		return err;
+	if (n) {
+		if (inl)
+			xrxe_tpi_tx_put(&tx, w->data + off, n);
+		else
+			xrxe_tpi_sge_walk(tp, qp->pdn, sge, w->wr.num_sge, off, n, 0,
+					  xrxe_tpi_tx_piece, &tx);
+	}
+	xrxe_tpi_tx_finish(tp, qp, &tx);
+
+	qp->req.pkts_no_ackreq = spec.ackreq ? 0 : qp->req.pkts_no_ackreq + 1;
+	qp->req.psn = xrxe_psn_add(qp->req.psn, npsn);
+	if (xrxe_psn_cmp(qp->req.psn, qp->req.psn_hi) > 0)
+		qp->req.psn_hi = qp->req.psn;
+	if (last) {
+		qp->req.wqe++;
+		qp->req.off = 0;
+	} else {
+		qp->req.off += n;
+	}
+	return 0;
+}
+
+static bool window_full(const struct xrxe_tp_qp *qp)
+{
+	/* ref/rxe.md §2.1: at most 128 PSNs unacknowledged */
+	return qp->type == IBV_QPT_RC &&
+	       xrxe_psn_cmp(qp->req.psn,
+			    xrxe_psn_add(qp->comp.psn, XRXE_TP_MAX_UNACKED_PSNS)) >= 0;
+}
+
+/* Assign PSNs to a WQE that starts now; false if it must wait. */
+static bool req_start(struct xrxe_tp_qp *qp, struct tp_swqe *w)
+{
+	if (qp->type == IBV_QPT_RC) {
+		/* IBA 10.8.3.3 (fence): a fenced WR waits until every earlier
+		 * READ and atomic has completed. */
+		if ((w->wr.send_flags & IBV_SEND_FENCE) && qp->req.rd_atomic_out)
+			return false;
+		if (w->rd_atomic) {
+			if (qp->attr.max_rd_atomic == 0) {
+				/* An initiator depth of 0 would stall the queue
+				 * forever; report it instead. */
+				wqe_bad(w, IBV_WC_LOC_QP_OP_ERR);
+				return false;
+			}
+			/* IBA 9.7.5.x / 11.2.4.2 (initiator depth): at most max_rd_atomic
+			 * READ/atomic requests outstanding. Unlike rxe we do not
+			 * round it up to a power of 2: the peer sized its
+			 * responder resources for the number negotiated. */
+			if (qp->req.rd_atomic_out >= qp->attr.max_rd_atomic)
+				return false;
+		}
+		if (window_full(qp))
+			return false;
+	}
+	w->state = TP_WQE_ACTIVE;
+	w->first_psn = qp->req.psn;
+	w->last_psn = xrxe_psn_add(qp->req.psn, w->npkts - 1);
+	if (w->rd_atomic)
+		qp->req.rd_atomic_out++;
+	qp->req.off = 0;
+	return true;
+}
+
+bool xrxe_tpi_req_run(struct xrxe_tp_qp *qp, unsigned budget)
+{
+	bool did = false;
+
+	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+		return false;
+	if (qp->comp.rnr_deadline != XRXE_TP_NO_DEADLINE)
+		return false; /* waiting out an RNR NAK */
+	while (budget) {
+		struct tp_swqe *w;
+		int err;
+
+		if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+			break; /* an error completion moved the QP */
+		if (qp->req.wqe == qp->sq_fetch) {
+			/* SQD: no new WQE starts (IBA 10.3.1, Send Queue Drain) */
+			if (qp->state == IBV_QPS_SQD || !xrxe_tpi_sq_fetch(qp))
+				break;
+		}
+		w = xrxe_tpi_swqe(qp, qp->req.wqe);
+		if (w->state == TP_WQE_BAD) {
+			/* completes (in order) once it is the oldest */
+			if (xrxe_tpi_comp_run(qp)) {
+				did = true;
+				continue;
+			}
+			break;
+		}
+		if (w->state == TP_WQE_FETCHED) {
+			if (qp->state == IBV_QPS_SQD || !req_start(qp, w)) {
+				if (w->state == TP_WQE_BAD)
+					continue;
+				break;
+			}
+		} else if (window_full(qp)) {
+			break;
+		}
+		err = req_send_one(qp, w);
+		if (err == -ENOBUFS)
+			break;
+		did = true;
+		if (err)
+			continue; /* BAD now: handled at the top */
+		budget--;
+		if (qp->type == IBV_QPT_RC) {
+			/* IBA 9.7.6.1.3: the local ACK timer runs while
+			 * requests are outstanding. */
+			if (qp->comp.rexmit_deadline == XRXE_TP_NO_DEADLINE)
+				xrxe_tpi_timer_arm_rexmit(qp);
+		} else {
+			/* UC/UD: no acknowledgements; a send WQE completes
+			 * once its last packet is out (IBA 9.8.3 / 9.8.4). */
+			qp->comp.psn = qp->req.psn;
+			while (qp->sq_cons != qp->req.wqe)
+				xrxe_tpi_comp_retire(qp, IBV_WC_SUCCESS);
+		}
+	}
+	return did;
+}

@@ -1,0 +1,899 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Responder (rxe_resp.c's role): requests coming in. PSN checks, duplicates,
+ * receive WQEs, RNR and the NAKs of ref/rxe.md §2.3, data placement, READ
+ * responses and atomics, receive completions.
+ *
+ * Everything the responder sends back goes through a queue in PSN order
+ * (ACKs, NAKs, read response streams, atomic acknowledgements): a READ's
+ * responses must precede the ACK of a later SEND, or the requester would
+ * take the READ as passed and retry it. Consecutive ACKs coalesce into the
+ * newest one (IBA 9.7.5.1.x: an ACK acknowledges every earlier PSN).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "transport/tp_internal.h"
+
+#define RSPQ_MASK (XRXE_TP_RSPQ_SLOTS - 1)
+
+void xrxe_tpi_resp_reset(struct xrxe_tp_qp *qp)
+{
+	struct tp_resp *r = &qp->resp;
+
+	r->nak_sent = false;
+	r->drop_msg = false;
+	r->msg = TP_MSG_NONE;
+	r->have_rwqe = false;
+	r->rcv_off = 0;
+	r->w_left = r->w_len = 0;
+	memset(r->res, 0, sizeof(r->res));
+	r->res_next = 0;
+	r->qhead = r->qtail = 0;
+}
+
+/* --- the response queue ------------------------------------------------- */
+
+static bool rspq_full(const struct tp_resp *r)
+{
+	return r->qtail - r->qhead >= XRXE_TP_RSPQ_SLOTS;
+}
+
+static void rsp_ack(struct xrxe_tp_qp *qp, uint32_t psn, uint8_t syndrome)
+{
+	struct tp_resp *r = &qp->resp;
+	struct tp_rspq_ent *e;
+
+	if (syndrome == XRXE_AETH_ACK_UNLIMITED && r->qtail != r->qhead) {
+		e = &r->q[(r->qtail - 1) & RSPQ_MASK];
+		if (e->kind == TP_RSP_ACK && e->syndrome == XRXE_AETH_ACK_UNLIMITED) {
+			/* coalesce: the newer ACK covers the older one */
+			if (xrxe_psn_cmp(psn, e->psn) >= 0) {
+				e->psn = psn;
+				e->msn = r->msn;
+			}
+			return;
+		}
+	}
+	if (rspq_full(r))
+		return; /* the requester's timeout recovers */
+	e = &r->q[r->qtail++ & RSPQ_MASK];
+	e->kind = TP_RSP_ACK;
+	e->syndrome = syndrome;
+	e->psn = psn;
+	e->msn = r->msn;
+	e->res = 0;
+}
+
+static void rsp_res(struct xrxe_tp_qp *qp, struct tp_res *res)
+{
+	struct tp_resp *r = &qp->resp;
+	struct tp_rspq_ent *e = &r->q[r->qtail++ & RSPQ_MASK];
+
+	e->kind = res->type == TP_RES_READ ? TP_RSP_READ : TP_RSP_ATOMIC;
+	e->syndrome = XRXE_AETH_ACK_UNLIMITED;
+	e->psn = res->first_psn;
+	e->msn = res->msn;
+	e->res = (uint16_t)(res - r->res);
+	if (res->type == TP_RES_READ)
+		res->queued = true;
+}
+
+static int send_ack(struct xrxe_tp_qp *qp, const struct tp_rspq_ent *e)
+{
+	struct xrxe_pkt_spec spec;
+	struct tp_tx tx;
+	int err;
+
+	xrxe_tpi_spec_init(qp, &qp->av, &spec);
+	spec.opcode = XRXE_OPCODE(RC, ACKNOWLEDGE);
+	spec.psn = e->psn;
+	spec.aeth.syndrome = e->syndrome;
+	spec.aeth.msn = e->msn;
+	err = xrxe_tpi_tx_begin(qp->tp, &spec, &tx);
+	if (err)
+		return err;
+	xrxe_tpi_tx_finish(qp->tp, qp, &tx);
+	return 0;
+}
+
+static int send_atomic_ack(struct xrxe_tp_qp *qp, const struct tp_res *res)
+{
+	struct xrxe_pkt_spec spec;
+	struct tp_tx tx;
+	int err;
+
+	xrxe_tpi_spec_init(qp, &qp->av, &spec);
+	spec.opcode = XRXE_OPCODE(RC, ATOMIC_ACKNOWLEDGE);
+	spec.psn = res->first_psn;
+	spec.aeth.syndrome = XRXE_AETH_ACK_UNLIMITED;
+	spec.aeth.msn = res->msn;
+	spec.atmack_orig = res->orig;
+	err = xrxe_tpi_tx_begin(qp->tp, &spec, &tx);
+	if (err)
+		return err;
+	xrxe_tpi_tx_finish(qp->tp, qp, &tx);
+	return 0;
+}
+
+/* The responder's fatal error path for a request it cannot serve. */
+static void resp_fatal(struct xrxe_tp_qp *qp, uint32_t psn, uint8_t nak, enum ibv_wc_status st,
+		       enum ibv_event_type ev);
+
+/* One READ response packet (ref/rxe.md §2.5): FIRST/MIDDLE/LAST or ONLY at
+ * consecutive PSNs; FIRST, LAST and ONLY carry an AETH, MIDDLE does not
+ * (IBA 9.3, the opcode table). 1 when the stream is done, 0 when more
+ * follow, -ENOBUFS. */
+static int send_read_one(struct xrxe_tp_qp *qp, struct tp_res *res)
+{
+	struct xrxe_pkt_spec spec;
+	struct tp_tx tx;
+	uint32_t mtu = qp->mtu, n = res->cur_left < mtu ? res->cur_left : mtu;
+	bool last = res->cur_left <= mtu;
+	struct tp_mr *mr = NULL;
+	int err;
+
+	/* The region is checked again for every packet (rxe_recheck_mr): it
+	 * may have been deregistered or invalidated since the request. A
+	 * zero-length read names no memory (C9-88). */
+	if (n) {
+		mr = xrxe_tpi_mr_check(qp->tp, res->rkey, qp->pdn, res->cur_va, n,
+				       IBV_ACCESS_REMOTE_READ);
+		if (!mr) {
+			res->queued = false;
+			qp->resp.qhead++;
+			resp_fatal(qp, res->cur_psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
+				   IBV_EVENT_QP_ACCESS_ERR);
+			return 1;
+		}
+	}
+	xrxe_tpi_spec_init(qp, &qp->av, &spec);
+	spec.opcode = res->cur_first ? (last ? XRXE_OPCODE(RC, RDMA_READ_RESPONSE_ONLY)
+					    : XRXE_OPCODE(RC, RDMA_READ_RESPONSE_FIRST))
+				     : (last ? XRXE_OPCODE(RC, RDMA_READ_RESPONSE_LAST)
+					     : XRXE_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE));
+	spec.psn = res->cur_psn;
+	/* C9-148: the MSN in a read response is the MSN of the READ */
+	spec.aeth.syndrome = XRXE_AETH_ACK_UNLIMITED;
+	spec.aeth.msn = res->msn;
+	spec.payload_len = n;
+	err = xrxe_tpi_tx_begin(qp->tp, &spec, &tx);
+	if (err)
+		return err;
+	if (n)
+		xrxe_tpi_tx_put(&tx, xrxe_tpi_mr_host(mr, res->cur_va), n);
+	xrxe_tpi_tx_finish(qp->tp, qp, &tx);
+	res->cur_psn = xrxe_psn_add(res->cur_psn, 1);
+	res->cur_va += n;
+	res->cur_left -= n;
+	res->cur_first = false;
+	return last ? 1 : 0;
+}
+
+bool xrxe_tpi_resp_drain(struct xrxe_tp_qp *qp, unsigned budget)
+{
+	struct tp_resp *r = &qp->resp;
+	bool did = false;
+
+	while (r->qhead != r->qtail && budget) {
+		struct tp_rspq_ent *e = &r->q[r->qhead & RSPQ_MASK];
+		struct tp_res *res = &r->res[e->res];
+		int ret;
+
+		/* In ERR only the NAK that caused it still goes out (packets
+		 * are sent for a QP >= RTR, ref/rxe.md §2.11; the terminal
+		 * NAK is queued just before the QP moves to ERR). */
+		if (qp->state == IBV_QPS_ERR && e->kind != TP_RSP_ACK) {
+			if (e->kind == TP_RSP_READ)
+				res->queued = false;
+			r->qhead++;
+			continue;
+		}
+		switch (e->kind) {
+		case TP_RSP_ACK:
+			ret = send_ack(qp, e);
+			if (ret == 0)
+				ret = 1;
+			break;
+		case TP_RSP_ATOMIC:
+			ret = send_atomic_ack(qp, res);
+			if (ret == 0)
+				ret = 1;
+			break;
+		default:
+			ret = send_read_one(qp, res);
+			if (ret == 1 && res->queued) {
+				res->queued = false;
+			} else if (ret == 1) {
+				/* send_read_one failed the QP and popped */
+				did = true;
+				continue;
+			}
+			break;
+		}
+		if (ret < 0)
+			break;
+		did = true;
+		budget--;
+		if (ret == 1)
+			r->qhead++;
+	}
+	return did;
+}
+
+/* --- receive WQEs -------------------------------------------------------- */
+
+/* Copy the next receive WQE out of the RQ ring. -EAGAIN: none posted;
+ * -EINVAL: malformed (it is still taken, to complete it in error). */
+static int get_rwqe(struct xrxe_tp_qp *qp)
+{
+	struct tp_resp *r = &qp->resp;
+	const uint8_t *slot;
+	struct xrxe_recv_wqe hdr;
+	uint64_t len = 0;
+	uint32_t prod, i;
+
+	/* Acquire: pairs with the application's store-release of the
+	 * producer after writing the WQE (abi.h ordering rules). */
+	prod = atomic_load_explicit((_Atomic uint32_t *)&qp->rq->producer, memory_order_acquire) &
+	       qp->rq_mask;
+	if (prod == (qp->rq_cons & qp->rq_mask))
+		return -EAGAIN;
+	slot = qp->rq->data + ((size_t)(qp->rq_cons & qp->rq_mask) << qp->rq_log2);
+	memcpy(&hdr, slot, sizeof(hdr));
+	r->have_rwqe = true;
+	r->rwqe_id = hdr.wr_id;
+	r->rcv_off = 0;
+	r->rwqe_nsge = 0;
+	r->rwqe_len = 0;
+	if (hdr.num_sge > qp->cap.max_recv_sge)
+		return -EINVAL;
+	memcpy(r->rsge, slot + sizeof(hdr), hdr.num_sge * sizeof(struct xrxe_sge));
+	r->rwqe_nsge = hdr.num_sge;
+	for (i = 0; i < hdr.num_sge; i++)
+		len += r->rsge[i].length;
+	r->rwqe_len = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+	return 0;
+}
+
+/* Retire the receive WQE in use with wc (wr_id, qp_num filled here). */
+static void complete_rwqe(struct xrxe_tp_qp *qp, struct ibv_wc *wc, bool solicited)
+{
+	struct tp_resp *r = &qp->resp;
+
+	wc->wr_id = r->rwqe_id;
+	wc->qp_num = qp->qpn;
+	r->have_rwqe = false;
+	qp->rq_cons++;
+	/* Release: the slot was copied out; the application may reuse it
+	 * after this store. Advanced before the CQE so that a failing CQ
+	 * (overrun -> ERR -> flush) does not flush this WQE a second time. */
+	atomic_store_explicit((_Atomic uint32_t *)&qp->rq->consumer, qp->rq_cons & qp->rq_mask,
+			      memory_order_release);
+	if (xrxe_tpi_cq_post(qp->recv_cq, wc, solicited))
+		xrxe_tpi_qp_error(qp); /* ref/rxe.md §2.3 class G: recv CQ full */
+	else if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR)
+		xrxe_tpi_qp_error(qp);
+}
+
+static void complete_rwqe_status(struct xrxe_tp_qp *qp, enum ibv_wc_status st)
+{
+	struct ibv_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.status = st;
+	wc.opcode = IBV_WC_RECV;
+	complete_rwqe(qp, &wc, true);
+}
+
+bool xrxe_tpi_resp_flush(struct xrxe_tp_qp *qp)
+{
+	bool did = false;
+
+	if (qp->resp.have_rwqe) {
+		complete_rwqe_status(qp, IBV_WC_WR_FLUSH_ERR);
+		did = true;
+	}
+	while (get_rwqe(qp) != -EAGAIN) {
+		complete_rwqe_status(qp, IBV_WC_WR_FLUSH_ERR);
+		did = true;
+	}
+	qp->resp.msg = TP_MSG_NONE;
+	return did;
+}
+
+/* --- errors ---------------------------------------------------------------- */
+
+static void resp_fatal(struct xrxe_tp_qp *qp, uint32_t psn, uint8_t nak, enum ibv_wc_status st,
+		       enum ibv_event_type ev)
+{
+	if (qp->type != IBV_QPT_RC) {
+		/* UC (ref/rxe.md §2.3 class D): drop the rest of the message */
+		qp->resp.msg = TP_MSG_NONE;
+		qp->resp.drop_msg = true;
+		qp->resp.rcv_off = 0;
+		qp->resp.psn = xrxe_psn_add(psn, 1);
+		return;
+	}
+	/* RC class C: NAK, complete the receive WQE in use (if any) with the
+	 * error, else report the affiliated asynchronous error (IBA 11.6.3.x:
+	 * Invalid Request / Local Access Violation WQ error), then ERR. */
+	if (nak)
+		rsp_ack(qp, psn, nak);
+	if (qp->resp.have_rwqe)
+		complete_rwqe_status(qp, st); /* moves the QP to ERR */
+	else
+		xrxe_tpi_qp_async(qp, ev);
+	xrxe_tpi_qp_error(qp);
+	/* In ERR the queue still sends its ACK/NAK entries (the NAK last),
+	 * and drops pending read/atomic responses. */
+	xrxe_tpi_resp_drain(qp, XRXE_TP_RSPQ_SLOTS);
+}
+
+/* --- data placement ------------------------------------------------------- */
+
+struct pkt_copy {
+	const struct xrxe_pkt *pkt;
+	uint32_t off;
+};
+
+static void pkt_copy_piece(void *arg, uint8_t *host, uint32_t n)
+{
+	struct pkt_copy *c = arg;
+
+	xrxe_pkt_copy_payload(c->pkt, c->off, host, n);
+	c->off += n;
+}
+
+struct buf_copy {
+	const uint8_t *src;
+};
+
+static void buf_copy_piece(void *arg, uint8_t *host, uint32_t n)
+{
+	struct buf_copy *c = arg;
+
+	memcpy(host, c->src, n);
+	c->src += n;
+}
+
+static void recv_wc_init(struct xrxe_tp_qp *qp, struct ibv_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->status = IBV_WC_SUCCESS;
+	wc->opcode = IBV_WC_RECV;
+	wc->src_qp = qp->attr.dest_qp_num;
+}
+
+/* SEND FIRST/MIDDLE/LAST/ONLY (with IMM or INV) at the expected PSN. */
+static void resp_send(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
+{
+	struct tp_resp *r = &qp->resp;
+	uint32_t fl = pkt->op->flags, pl = pkt->payload_len;
+	struct pkt_copy c = { .pkt = pkt, .off = 0 };
+	int err;
+
+	if (!r->have_rwqe) {
+		err = get_rwqe(qp);
+		if (err == -EAGAIN) {
+			if (qp->type == IBV_QPT_RC) {
+				/* ref/rxe.md §2.3: RNR NAK with our min_rnr_timer,
+				 * PSN = this request. The rest of the message is
+				 * still in flight: no sequence NAKs for it (the
+				 * requester resends from here anyway). */
+				rsp_ack(qp, psn, XRXE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f));
+				r->nak_sent = true;
+				qp->info.rnr_naks_sent++;
+			} else {
+				/* UC: drop the message (class D) */
+				r->drop_msg = !(fl & XRXE_OPF_LAST);
+				r->msg = TP_MSG_NONE;
+				r->psn = xrxe_psn_add(psn, 1);
+			}
+			return;
+		}
+		if (err) {
+			/* malformed receive WQE: NAK remote operational error,
+			 * local LOC_QP_OP_ERR (ref/rxe.md §2.3) */
+			resp_fatal(qp, psn, XRXE_AETH_NAK_REM_OP, IBV_WC_LOC_QP_OP_ERR,
+				   IBV_EVENT_QP_REQ_ERR);
+			return;
+		}
+	}
+	if (fl & XRXE_OPF_FIRST)
+		r->rcv_off = 0;
+	if (pl) {
+		if (pl > r->rwqe_len - r->rcv_off) {
+			/* message longer than the receive buffers: local
+			 * length error here, invalid request for the
+			 * requester (IBA 9.7.5.2.x / ref/rxe.md §2.3) */
+			resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_LOC_LEN_ERR,
+				   IBV_EVENT_QP_REQ_ERR);
+			return;
+		}
+		err = xrxe_tpi_sge_walk(qp->tp, qp->pdn, r->rsge, r->rwqe_nsge, r->rcv_off, pl,
+					IBV_ACCESS_LOCAL_WRITE, pkt_copy_piece, &c);
+		if (err) {
+			/* bad lkey/range/access in our own receive WQE: local
+			 * protection error, NAK remote operational error */
+			resp_fatal(qp, psn, XRXE_AETH_NAK_REM_OP, IBV_WC_LOC_PROT_ERR,
+				   IBV_EVENT_QP_ACCESS_ERR);
+			return;
+		}
+		r->rcv_off += pl;
+	}
+	r->psn = xrxe_psn_add(psn, 1);
+	if (fl & XRXE_OPF_LAST) {
+		struct ibv_wc wc;
+
+		r->msn = (r->msn + 1) & XRXE_MSN_MASK; /* one per message (IBA 9.7.5.1.x MSN) */
+		r->msg = TP_MSG_NONE;
+		recv_wc_init(qp, &wc);
+		wc.byte_len = r->rcv_off;
+		if (fl & XRXE_OPF_IMM) {
+			const struct xrxe_immdt *imm = xrxe_pkt_hdr(pkt, XRXE_HDR_IMMDT);
+
+			wc.wc_flags |= IBV_WC_WITH_IMM;
+			wc.imm_data = xrxe_immdt_imm(imm);
+		}
+		if (fl & XRXE_OPF_INV) {
+			const struct xrxe_ieth *ieth = xrxe_pkt_hdr(pkt, XRXE_HDR_IETH);
+			uint32_t rkey = xrxe_ieth_rkey(ieth);
+
+			if (xrxe_tpi_mr_invalidate(qp->tp, rkey, qp->pdn)) {
+				/* ref/rxe.md §2.3 class J: the receive completes
+				 * with REM_INV_REQ_ERR and the QP goes to ERR */
+				wc.status = IBV_WC_REM_INV_REQ_ERR;
+			} else {
+				wc.wc_flags |= IBV_WC_WITH_INV;
+				wc.invalidated_rkey = rkey;
+			}
+		}
+		if (xrxe_bth_ackreq(xrxe_pkt_bth(pkt)) && qp->type == IBV_QPT_RC)
+			rsp_ack(qp, psn, XRXE_AETH_ACK_UNLIMITED);
+		complete_rwqe(qp, &wc, xrxe_bth_se(xrxe_pkt_bth(pkt)));
+		return;
+	}
+	r->msg = TP_MSG_SEND;
+	if (xrxe_bth_ackreq(xrxe_pkt_bth(pkt)) && qp->type == IBV_QPT_RC)
+		rsp_ack(qp, psn, XRXE_AETH_ACK_UNLIMITED);
+}
+
+static void resp_write(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
+{
+	struct tp_resp *r = &qp->resp;
+	uint32_t fl = pkt->op->flags, pl = pkt->payload_len;
+	bool imm_last = (fl & XRXE_OPF_IMM) && (fl & XRXE_OPF_LAST);
+	struct pkt_copy c = { .pkt = pkt, .off = 0 };
+	struct tp_mr *mr;
+	int err;
+
+	/* WRITE_WITH_IMM consumes a receive WQE (IBA 9.4.3): make sure there
+	 * is one before anything changes, so an RNR leaves no trace. */
+	if (imm_last && !r->have_rwqe) {
+		err = get_rwqe(qp);
+		if (err == -EAGAIN) {
+			if (qp->type == IBV_QPT_RC) {
+				rsp_ack(qp, psn, XRXE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f));
+				r->nak_sent = true;
+				qp->info.rnr_naks_sent++;
+			} else {
+				r->msg = TP_MSG_NONE;
+				r->psn = xrxe_psn_add(psn, 1);
+			}
+			return;
+		}
+		if (err) {
+			resp_fatal(qp, psn, XRXE_AETH_NAK_REM_OP, IBV_WC_LOC_QP_OP_ERR,
+				   IBV_EVENT_QP_REQ_ERR);
+			return;
+		}
+	}
+	if (fl & XRXE_OPF_FIRST) {
+		const struct xrxe_reth *reth = xrxe_pkt_hdr(pkt, XRXE_HDR_RETH);
+		uint32_t len = xrxe_reth_len(reth);
+
+		if (len > XRXE_TP_MAX_MSG) {
+			resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
+				   IBV_EVENT_QP_REQ_ERR);
+			return;
+		}
+		r->w_va = xrxe_reth_va(reth);
+		r->w_rkey = xrxe_reth_rkey(reth);
+		r->w_left = r->w_len = len;
+		/* R_Key, range and access for the whole message (ref/rxe.md
+		 * §2.3: NAK remote access error). A zero-length WRITE names
+		 * no memory (C9-88 reasoning, as rxe). */
+		if (len && !xrxe_tpi_mr_check(qp->tp, r->w_rkey, qp->pdn, r->w_va, len,
+					      IBV_ACCESS_REMOTE_WRITE)) {
+			resp_fatal(qp, psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
+				   IBV_EVENT_QP_ACCESS_ERR);
+			return;
+		}
+	}
+	if (pl > r->w_left || ((fl & XRXE_OPF_LAST) && pl != r->w_left)) {
+		/* more or fewer bytes than the RETH announced (§2.3) */
+		resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
+			   IBV_EVENT_QP_REQ_ERR);
+		return;
+	}
+	if (pl) {
+		/* checked again per packet: the region may have gone away */
+		mr = xrxe_tpi_mr_check(qp->tp, r->w_rkey, qp->pdn, r->w_va, pl,
+				       IBV_ACCESS_REMOTE_WRITE);
+		if (!mr) {
+			resp_fatal(qp, psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
+				   IBV_EVENT_QP_ACCESS_ERR);
+			return;
+		}
+		pkt_copy_piece(&c, xrxe_tpi_mr_host(mr, r->w_va), pl);
+		r->w_va += pl;
+		r->w_left -= pl;
+	}
+	r->psn = xrxe_psn_add(psn, 1);
+	if (fl & XRXE_OPF_LAST) {
+		r->msn = (r->msn + 1) & XRXE_MSN_MASK;
+		r->msg = TP_MSG_NONE;
+		if (xrxe_bth_ackreq(xrxe_pkt_bth(pkt)) && qp->type == IBV_QPT_RC)
+			rsp_ack(qp, psn, XRXE_AETH_ACK_UNLIMITED);
+		if (imm_last) {
+			struct ibv_wc wc;
+			const struct xrxe_immdt *imm = xrxe_pkt_hdr(pkt, XRXE_HDR_IMMDT);
+
+			recv_wc_init(qp, &wc);
+			wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+			wc.byte_len = r->w_len; /* ref/rxe.md §2.10: the RETH length */
+			wc.wc_flags = IBV_WC_WITH_IMM;
+			wc.imm_data = xrxe_immdt_imm(imm);
+			complete_rwqe(qp, &wc, xrxe_bth_se(xrxe_pkt_bth(pkt)));
+		}
+		return;
+	}
+	r->msg = TP_MSG_WRITE;
+	if (xrxe_bth_ackreq(xrxe_pkt_bth(pkt)) && qp->type == IBV_QPT_RC)
+		rsp_ack(qp, psn, XRXE_AETH_ACK_UNLIMITED);
+}
+
+/* A responder resource slot for a new READ/atomic, used round-robin
+ * (ref/rxe.md §2.6). A READ still replying is not overwritten: the request
+ * is dropped and the requester's retry finds room later. */
+static struct tp_res *res_alloc(struct xrxe_tp_qp *qp)
+{
+	struct tp_resp *r = &qp->resp;
+	struct tp_res *res = &r->res[r->res_next & (r->nres - 1)];
+
+	if (res->queued || rspq_full(r))
+		return NULL;
+	r->res_next++;
+	return res;
+}
+
+static void resp_read(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
+{
+	struct tp_resp *r = &qp->resp;
+	const struct xrxe_reth *reth = xrxe_pkt_hdr(pkt, XRXE_HDR_RETH);
+	uint32_t len = xrxe_reth_len(reth), rkey = xrxe_reth_rkey(reth), npkts = 1;
+	uint64_t va = xrxe_reth_va(reth);
+	struct tp_res *res;
+
+	if (len > XRXE_TP_MAX_MSG) {
+		resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
+			   IBV_EVENT_QP_REQ_ERR);
+		return;
+	}
+	/* C9-88: a zero-length READ may carry any R_Key */
+	if (len && !xrxe_tpi_mr_check(qp->tp, rkey, qp->pdn, va, len, IBV_ACCESS_REMOTE_READ)) {
+		resp_fatal(qp, psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
+			   IBV_EVENT_QP_ACCESS_ERR);
+		return;
+	}
+	res = res_alloc(qp);
+	if (!res)
+		return;
+	if (len > qp->mtu)
+		npkts = (len + qp->mtu - 1) / qp->mtu;
+	/* C9-148: the MSN counts the READ when it executes */
+	r->msn = (r->msn + 1) & XRXE_MSN_MASK;
+	res->type = TP_RES_READ;
+	res->first_psn = psn;
+	res->last_psn = xrxe_psn_add(psn, npkts - 1);
+	res->va = va;
+	res->rkey = rkey;
+	res->len = len;
+	res->msn = r->msn;
+	res->cur_psn = psn;
+	res->cur_va = va;
+	res->cur_left = len;
+	res->cur_first = true;
+	rsp_res(qp, res);
+	/* the READ takes one PSN per response packet (ref/rxe.md §2.1) */
+	r->psn = xrxe_psn_add(psn, npkts);
+}
+
+static void resp_atomic(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
+{
+	struct tp_resp *r = &qp->resp;
+	const struct xrxe_atmeth *atm = xrxe_pkt_hdr(pkt, XRXE_HDR_ATMETH);
+	uint64_t va = xrxe_atmeth_va(atm), orig, val;
+	struct tp_mr *mr;
+	struct tp_res *res;
+	uint8_t *host;
+
+	/* ref/rxe.md §2.3: a misaligned atomic is an invalid request */
+	if (va & 7) {
+		resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
+			   IBV_EVENT_QP_REQ_ERR);
+		return;
+	}
+	mr = xrxe_tpi_mr_check(qp->tp, xrxe_atmeth_rkey(atm), qp->pdn, va, 8,
+			       IBV_ACCESS_REMOTE_ATOMIC);
+	if (!mr) {
+		resp_fatal(qp, psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
+			   IBV_EVENT_QP_ACCESS_ERR);
+		return;
+	}
+	res = res_alloc(qp);
+	if (!res)
+		return;
+	host = xrxe_tpi_mr_host(mr, va);
+	/* IBA 9.4.5: 64-bit operands in the responder's memory. Atomic with
+	 * respect to the application's own CPU atomics when the host mapping
+	 * is aligned (it is whenever iova and host share page offsets). */
+	if (((uintptr_t)host & 7) == 0) {
+		uint64_t *p = (uint64_t *)(void *)host;
+
+		if (pkt->opcode == XRXE_OPCODE(RC, COMPARE_SWAP)) {
+			orig = xrxe_atmeth_comp(atm);
+			/* on failure orig receives the current value; on
+			 * success it already equals it */
+			__atomic_compare_exchange_n(p, &orig, xrxe_atmeth_swap_add(atm), false,
+						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		} else {
+			orig = __atomic_fetch_add(p, xrxe_atmeth_swap_add(atm), __ATOMIC_SEQ_CST);
+		}
+	} else {
+		memcpy(&orig, host, 8);
+		if (pkt->opcode == XRXE_OPCODE(RC, COMPARE_SWAP))
+			val = orig == xrxe_atmeth_comp(atm) ? xrxe_atmeth_swap_add(atm) : orig;
+		else
+			val = orig + xrxe_atmeth_swap_add(atm);
+		memcpy(host, &val, 8);
+	}
+	r->msn = (r->msn + 1) & XRXE_MSN_MASK;
+	res->type = TP_RES_ATOMIC;
+	res->first_psn = res->last_psn = psn;
+	res->va = va;
+	res->rkey = xrxe_atmeth_rkey(atm);
+	res->len = 8;
+	res->msn = r->msn;
+	res->orig = orig;
+	res->queued = false;
+	rsp_res(qp, res);
+	r->psn = xrxe_psn_add(psn, 1);
+}
+
+/* --- duplicates (ref/rxe.md §2.6) ------------------------------------------ */
+
+static void resp_duplicate(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
+{
+	struct tp_resp *r = &qp->resp;
+	uint32_t i;
+
+	qp->info.duplicates++;
+	if (pkt->op->flags & XRXE_OPF_READ) {
+		const struct xrxe_reth *reth = xrxe_pkt_hdr(pkt, XRXE_HDR_RETH);
+		uint64_t va = xrxe_reth_va(reth);
+		uint32_t len = xrxe_reth_len(reth);
+
+		for (i = 0; i < r->nres; i++) {
+			struct tp_res *res = &r->res[i];
+
+			if (res->type != TP_RES_READ || xrxe_psn_cmp(psn, res->first_psn) < 0 ||
+			    xrxe_psn_cmp(psn, res->last_psn) > 0)
+				continue;
+			/* the retried READ must ask for a subset of the
+			 * original, with the same R_Key; else drop */
+			if (xrxe_reth_rkey(reth) != res->rkey || va < res->va ||
+			    len > res->len || va - res->va > res->len - len)
+				return;
+			res->cur_psn = psn;
+			res->cur_va = va;
+			res->cur_left = len;
+			res->cur_first = true;
+			if (!res->queued) {
+				if (rspq_full(r))
+					return;
+				rsp_res(qp, res);
+			}
+			return;
+		}
+		return; /* not found: class D, drop */
+	}
+	if (pkt->op->flags & XRXE_OPF_ATOMIC) {
+		for (i = 0; i < r->nres; i++) {
+			struct tp_res *res = &r->res[i];
+
+			/* replay the cached result, do not execute again */
+			if (res->type == TP_RES_ATOMIC && res->first_psn == psn) {
+				if (!rspq_full(r))
+					rsp_res(qp, res);
+				return;
+			}
+		}
+		return;
+	}
+	/* SEND/WRITE: C9-105: ACK again with the last PSN accepted, so a
+	 * requester whose ACK was lost makes progress; then drop. */
+	rsp_ack(qp, xrxe_psn_sub(r->psn, 1), XRXE_AETH_ACK_UNLIMITED);
+}
+
+/* --- UD receive (ref/rxe.md §2.9) ----------------------------------------- */
+
+static void resp_ud(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
+{
+	struct tp_resp *r = &qp->resp;
+	const struct xrxe_deth *deth = xrxe_pkt_hdr(pkt, XRXE_HDR_DETH);
+	uint32_t pl = pkt->payload_len;
+	uint8_t grh[40];
+	struct buf_copy g = { .src = grh };
+	struct pkt_copy c = { .pkt = pkt, .off = 0 };
+	struct ibv_wc wc;
+	int err;
+
+	if (!deth || pl > qp->tp->cfg.max_path_mtu)
+		return;
+	if (!r->have_rwqe) {
+		err = get_rwqe(qp);
+		if (err == -EAGAIN)
+			return; /* UD: no receive WQE, drop (§2.3) */
+		if (err) {
+			complete_rwqe_status(qp, IBV_WC_LOC_QP_OP_ERR);
+			return;
+		}
+	}
+	/* the buffers must hold the 40-byte GRH area and the payload; else
+	 * drop and keep the WQE for the next datagram (class D) */
+	if (pl > r->rwqe_len || r->rwqe_len - pl < sizeof(grh))
+		return;
+	/* The GRH area as rxe fills it: IPv4 = 20 zero bytes + the IPv4
+	 * header, IPv6 = the IPv6 header (Annex A17.4.5.2). */
+	memset(grh, 0, sizeof(grh));
+	if (pkt->ip_version == 4)
+		memcpy(grh + 20, pkt->frag[0].data + pkt->l3_off, 20);
+	else
+		memcpy(grh, pkt->frag[0].data + pkt->l3_off, 40);
+	err = xrxe_tpi_sge_walk(qp->tp, qp->pdn, r->rsge, r->rwqe_nsge, 0, sizeof(grh),
+				IBV_ACCESS_LOCAL_WRITE, buf_copy_piece, &g);
+	if (!err && pl)
+		err = xrxe_tpi_sge_walk(qp->tp, qp->pdn, r->rsge, r->rwqe_nsge, sizeof(grh), pl,
+					IBV_ACCESS_LOCAL_WRITE, pkt_copy_piece, &c);
+	if (err) {
+		complete_rwqe_status(qp, IBV_WC_LOC_PROT_ERR);
+		return;
+	}
+	recv_wc_init(qp, &wc);
+	wc.byte_len = pl + sizeof(grh);
+	wc.wc_flags = IBV_WC_GRH;
+	wc.src_qp = xrxe_deth_sqp(deth);
+	if (pkt->op->flags & XRXE_OPF_IMM) {
+		wc.wc_flags |= IBV_WC_WITH_IMM;
+		wc.imm_data = xrxe_immdt_imm(xrxe_pkt_hdr(pkt, XRXE_HDR_IMMDT));
+	}
+	r->psn = xrxe_psn_add(xrxe_bth_psn(xrxe_pkt_bth(pkt)), 1);
+	complete_rwqe(qp, &wc, xrxe_bth_se(xrxe_pkt_bth(pkt)));
+}
+
+/* --- entry ------------------------------------------------------------------ */
+
+/* UC PSN handling (ref/rxe.md §2.3, IBA 9.8.3): a gap, or a non-FIRST packet
+ * while dropping, drops the rest of the message until the next FIRST/ONLY,
+ * which resynchronises the expected PSN. UC never NAKs. false: drop. */
+static bool uc_check_psn(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
+{
+	struct tp_resp *r = &qp->resp;
+	bool first = pkt->op->flags & XRXE_OPF_FIRST;
+
+	if (first) {
+		/* a new message abandons a partial one; its receive WQE is
+		 * reused (rxe: drop_msg) */
+		r->psn = psn;
+		r->drop_msg = false;
+		r->msg = TP_MSG_NONE;
+		r->rcv_off = 0;
+		return true;
+	}
+	if (psn != r->psn || r->drop_msg) {
+		r->drop_msg = true;
+		r->msg = TP_MSG_NONE;
+		r->rcv_off = 0;
+		r->psn = xrxe_psn_add(psn, 1);
+		return false;
+	}
+	return true;
+}
+
+void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
+{
+	struct tp_resp *r = &qp->resp;
+	uint32_t psn = xrxe_bth_psn(xrxe_pkt_bth(pkt)), fl = pkt->op->flags, pl;
+	uint32_t access = qp->attr.qp_access_flags;
+
+	if (qp->type == IBV_QPT_UD) {
+		resp_ud(qp, pkt);
+		return;
+	}
+	if (qp->type == IBV_QPT_RC) {
+		int32_t d = xrxe_psn_cmp(psn, r->psn);
+
+		if (d > 0) {
+			/* class B: NAK the expected PSN once, then drop
+			 * silently until it arrives (ref/rxe.md §2.3) */
+			if (!r->nak_sent) {
+				r->nak_sent = true;
+				qp->info.seq_naks_sent++;
+				rsp_ack(qp, r->psn, XRXE_AETH_NAK_PSN_SEQ);
+			}
+			goto out;
+		}
+		if (d < 0) {
+			resp_duplicate(qp, pkt, psn);
+			goto out;
+		}
+		r->nak_sent = false;
+	} else if (!uc_check_psn(qp, pkt, psn)) {
+		return;
+	}
+
+	/* Opcode sequence (IBA 9.7.5.1.x / ref/rxe.md §2.3): FIRST or ONLY
+	 * outside a message, MIDDLE/LAST of the same kind inside one. */
+	if ((r->msg == TP_MSG_NONE && !(fl & XRXE_OPF_FIRST)) ||
+	    (r->msg == TP_MSG_SEND && (!(fl & XRXE_OPF_SEND) || (fl & XRXE_OPF_FIRST))) ||
+	    (r->msg == TP_MSG_WRITE && (!(fl & XRXE_OPF_WRITE) || (fl & XRXE_OPF_FIRST)))) {
+		resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
+			   IBV_EVENT_QP_REQ_ERR);
+		goto out;
+	}
+	/* The operation must be enabled on the QP (IBA 10.2.x, QP access
+	 * flags), and READ/atomic need responder resources (§2.3). */
+	if (((fl & XRXE_OPF_WRITE) && !(access & IBV_ACCESS_REMOTE_WRITE)) ||
+	    ((fl & XRXE_OPF_READ) && !(access & IBV_ACCESS_REMOTE_READ)) ||
+	    ((fl & XRXE_OPF_ATOMIC) && !(access & IBV_ACCESS_REMOTE_ATOMIC)) ||
+	    ((fl & (XRXE_OPF_READ | XRXE_OPF_ATOMIC)) && qp->attr.max_dest_rd_atomic == 0)) {
+		resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
+			   IBV_EVENT_QP_REQ_ERR);
+		goto out;
+	}
+	/* Packet lengths against the path MTU (IBA 9.7.5.1.x; ref/rxe.md §2.3):
+	 * FIRST/MIDDLE exactly one MTU, LAST 1..MTU, ONLY 0..MTU. */
+	pl = pkt->payload_len;
+	if ((fl & (XRXE_OPF_FIRST | XRXE_OPF_MIDDLE | XRXE_OPF_LAST)) &&
+	    (fl & (XRXE_OPF_SEND | XRXE_OPF_WRITE))) {
+		bool first = fl & XRXE_OPF_FIRST, last = fl & XRXE_OPF_LAST;
+		bool bad = (!last && pl != qp->mtu) || (last && !first && (pl == 0 || pl > qp->mtu)) ||
+			   (first && last && pl > qp->mtu);
+
+		if (bad) {
+			resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
+				   IBV_EVENT_QP_REQ_ERR);
+			goto out;
+		}
+	}
+
+	if (fl & XRXE_OPF_SEND)
+		resp_send(qp, pkt, psn);
+	else if (fl & XRXE_OPF_WRITE)
+		resp_write(qp, pkt, psn);
+	else if (fl & XRXE_OPF_READ)
+		resp_read(qp, pkt, psn);
+	else if (fl & XRXE_OPF_ATOMIC)
+		resp_atomic(qp, pkt, psn);
+	/* FLUSH and ATOMIC_WRITE are not implemented (no device capability
+	 * advertised): an invalid request. */
+	else
+		resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
+			   IBV_EVENT_QP_REQ_ERR);
+out:
+	/* send what is owed now (bounded: a long READ continues in poll) */
+	if (qp->type == IBV_QPT_RC)
+		xrxe_tpi_resp_drain(qp, XRXE_TP_MAX_PKT_PER_ACK);
+}

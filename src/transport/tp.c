@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device object: creation, packet dispatch (rxe_recv.c's hdr_check,
+ * ref/rxe.md §1.1 "RX validation order"), polling, deadlines, statistics.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/tp_internal.h"
+
+/* Per QP and poll: packets the requester / responder may send before the
+ * next QP gets its turn (fairness; the caller keeps polling while true). */
+#define TP_POLL_BUDGET 64u
+
+static uint32_t mtu_enum_for(uint32_t bytes)
+{
+	uint32_t e = IBV_MTU_4096;
+
+	while (e > IBV_MTU_256 && xrxe_tpi_mtu_bytes(e) > bytes)
+		e--;
+	return e;
+}
+
+int xrxe_tp_create(const struct xrxe_tp_config *cfg, struct xrxe_tp **out)
+{
+	struct xrxe_tp *tp;
+
+	if (!cfg || !cfg->ops || !cfg->ops->tx_reserve || !cfg->ops->tx_submit ||
+	    cfg->max_path_mtu < 256 || cfg->max_qp == 0 || cfg->max_mr == 0 ||
+	    cfg->max_qp > (1u << 24) - XRXE_TP_QPN_BASE || cfg->max_mr >= (1u << 24))
+		return -EINVAL;
+	tp = calloc(1, sizeof(*tp));
+	if (!tp)
+		return -ENOMEM;
+	tp->cfg = *cfg;
+	tp->max_mtu_enum = mtu_enum_for(cfg->max_path_mtu);
+	/* the port MTU as UD uses it: a supported IB MTU */
+	tp->cfg.max_path_mtu = xrxe_tpi_mtu_bytes(tp->max_mtu_enum);
+	tp->npds = cfg->max_qp + 64;
+	tp->nahs = cfg->max_qp + 256;
+	tp->qpt = calloc(cfg->max_qp, sizeof(*tp->qpt));
+	tp->mrs = calloc((size_t)cfg->max_mr + 1, sizeof(*tp->mrs));
+	tp->pds = calloc(tp->npds, sizeof(*tp->pds));
+	tp->ahs = calloc(tp->nahs, sizeof(*tp->ahs));
+	if (!tp->qpt || !tp->mrs || !tp->pds || !tp->ahs) {
+		xrxe_tp_destroy(tp);
+		return -ENOMEM;
+	}
+	*out = tp;
+	return 0;
+}
+
+void xrxe_tp_destroy(struct xrxe_tp *tp)
+{
+	if (!tp)
+		return;
+	while (tp->qps)
+		xrxe_tp_qp_destroy(tp, tp->qps);
+	while (tp->cqs) {
+		struct xrxe_tp_cq *cq = tp->cqs;
+
+		tp->cqs = cq->next;
+		free(cq);
+	}
+	free(tp->qpt);
+	free(tp->mrs);
+	free(tp->pds);
+	free(tp->ahs);
+	free(tp);
+}
+
+/* --- receive ---------------------------------------------------------------- */
+
+static bool addr_matches(const struct xrxe_pkt *pkt, const struct xrxe_av *av)
+{
+	const uint8_t *ip = pkt->frag[0].data + pkt->l3_off;
+
+	if (pkt->ip_version != av->ip_version)
+		return false;
+	/* the packet comes from the peer (av->daddr) to us (av->saddr) */
+	if (pkt->ip_version == 4)
+		return !memcmp(ip + 12, &av->daddr.v4, 4) && !memcmp(ip + 16, &av->saddr.v4, 4);
+	return !memcmp(ip + 8, &av->daddr.v6, 16) && !memcmp(ip + 24, &av->saddr.v6, 16);
+}
+
+static uint8_t qp_class(enum ibv_qp_type t)
+{
+	return t == IBV_QPT_RC ? XRXE_TRANSPORT_RC
+	       : t == IBV_QPT_UC ? XRXE_TRANSPORT_UC
+				 : XRXE_TRANSPORT_UD;
+}
+
+void xrxe_tp_rx(struct xrxe_tp *tp, const struct xrxe_pkt *pkt, uint64_t now_ns)
+{
+	const struct xrxe_bth *bth = xrxe_pkt_bth(pkt);
+	uint32_t qpn = xrxe_bth_qpn(bth), fl;
+	uint16_t pkey = xrxe_bth_pkey(bth);
+	struct xrxe_tp_qp *qp;
+
+	tp->now = now_ns;
+	tp->stats.rx_packets++;
+	if (!pkt->op) {
+		tp->stats.rx_drop_bad_opcode++;
+		return;
+	}
+	fl = pkt->op->flags;
+	/* QPN 0xFFFFFF is multicast (no multicast groups yet) */
+	qp = qpn == XRXE_MCAST_QPN ? NULL : xrxe_tpi_qp_lookup(tp, qpn);
+	if (!qp) {
+		tp->stats.rx_drop_no_qp++;
+		return;
+	}
+	/* the opcode class must be the QP's transport (CNPs included: no
+	 * congestion control in the core yet) */
+	if ((pkt->opcode & XRXE_TRANSPORT_MASK) != qp_class(qp->type) ||
+	    !(fl & (XRXE_OPF_REQUEST | XRXE_OPF_RESPONSE))) {
+		tp->stats.rx_drop_bad_opcode++;
+		return;
+	}
+	/* P_Key (IBA 10.9.3): the table holds 0xFFFF; a limited
+	 * member key 0x7FFF matches it too (full-member comparison). */
+	if ((pkey & 0x7fff) != 0x7fff) {
+		tp->stats.rx_drop_bad_pkey++;
+		return;
+	}
+	/* requests for QPs >= RTR, responses for QPs >= RTS (ref/rxe.md §1.1) */
+	if (fl & XRXE_OPF_REQUEST) {
+		if (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS &&
+		    qp->state != IBV_QPS_SQD && qp->state != IBV_QPS_SQE) {
+			tp->stats.rx_drop_bad_state++;
+			return;
+		}
+	} else if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) {
+		tp->stats.rx_drop_bad_state++;
+		return;
+	}
+	if (qp->type == IBV_QPT_UD) {
+		const struct xrxe_deth *deth = xrxe_pkt_hdr(pkt, XRXE_HDR_DETH);
+
+		/* IBA 10.2.4 (Q_Key violation): silently dropped */
+		if (!deth || xrxe_deth_qkey(deth) != qp->attr.qkey) {
+			tp->stats.rx_drop_bad_qkey++;
+			return;
+		}
+	} else if (!qp->av_set || !addr_matches(pkt, &qp->av)) {
+		/* RC/UC: only the connected peer (rxe hdr_check) */
+		tp->stats.rx_drop_bad_av++;
+		return;
+	}
+	qp->info.rx_packets++;
+	qp->info.rx_bytes += pkt->payload_len;
+	if (fl & XRXE_OPF_REQUEST)
+		xrxe_tpi_resp_rx(qp, pkt);
+	else
+		xrxe_tpi_comp_rx(qp, pkt);
+}
+
+/* --- poll ----------------------------------------------------------------- */
+
+static bool qp_poll(struct xrxe_tp_qp *qp)
+{
+	bool did = false;
+
+	switch (qp->state) {
+	case IBV_QPS_RTS:
+	case IBV_QPS_SQD:
+		did |= xrxe_tpi_comp_timers(qp);
+		did |= xrxe_tpi_resp_drain(qp, TP_POLL_BUDGET);
+		did |= xrxe_tpi_req_run(qp, TP_POLL_BUDGET);
+		break;
+	case IBV_QPS_RTR:
+		did |= xrxe_tpi_resp_drain(qp, TP_POLL_BUDGET);
+		break;
+	case IBV_QPS_SQE:
+	case IBV_QPS_ERR:
+		did |= xrxe_tpi_resp_drain(qp, TP_POLL_BUDGET);
+		did |= xrxe_tpi_qp_flush(qp);
+		break;
+	default:
+		break;
+	}
+	return did;
+}
+
+bool xrxe_tp_poll(struct xrxe_tp *tp, uint64_t now_ns)
+{
+	struct xrxe_tp_qp *qp;
+	bool did = false;
+
+	tp->now = now_ns;
+	tp->tx_blocked = false;
+	for (qp = tp->qps; qp; qp = qp->next)
+		did |= qp_poll(qp);
+	/* Work held back for lack of TX buffers is pending work: the caller
+	 * must poll again (transport.h), no timer will. */
+	return did || tp->tx_blocked;
+}
+
+uint64_t xrxe_tp_next_deadline(const struct xrxe_tp *tp)
+{
+	const struct xrxe_tp_qp *qp;
+	uint64_t d = XRXE_TP_NO_DEADLINE, q;
+
+	for (qp = tp->qps; qp; qp = qp->next) {
+		if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+			continue;
+		q = xrxe_tpi_qp_deadline(qp);
+		if (q < d)
+			d = q;
+	}
+	return d;
+}
+
+bool xrxe_tp_sq_pending(const struct xrxe_tp *tp)
+{
+	const struct xrxe_tp_qp *qp;
+
+	for (qp = tp->qps; qp; qp = qp->next) {
+		if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_ERR &&
+		    qp->state != IBV_QPS_SQE)
+			continue;
+		if (xrxe_tpi_sq_has_new(qp))
+			return true;
+	}
+	return false;
+}
+
+/* --- introspection ---------------------------------------------------------- */
+
+int xrxe_tp_qp_foreach(struct xrxe_tp *tp, int (*fn)(void *arg, const struct xrxe_tp_qp_info *),
+		       void *arg)
+{
+	struct xrxe_tp_qp *qp;
+	int ret;
+
+	for (qp = tp->qps; qp; qp = qp->next) {
+		struct xrxe_tp_qp_info info = qp->info;
+
+		info.qpn = qp->qpn;
+		info.dest_qpn = qp->attr.dest_qp_num;
+		info.qp_type = qp->type;
+		info.state = qp->state;
+		info.sq_psn = qp->req.psn;
+		info.acked_psn = qp->comp.psn;
+		info.rq_psn = qp->resp.psn;
+		ret = fn(arg, &info);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void xrxe_tp_get_stats(const struct xrxe_tp *tp, struct xrxe_tp_stats *stats)
+{
+	*stats = tp->stats;
+}

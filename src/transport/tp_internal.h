@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the transport core shared by the files of src/transport/ and
+ * nothing else. The split follows rxe's roles (transport.h header comment):
+ * qp.c objects and state machine, req.c requester, resp.c responder, comp.c
+ * completer, mr.c memory regions, cq.c completion queues, timer.c deadlines,
+ * tx.c frame building, tp.c the device object, dispatch and polling.
+ *
+ * Everything a QP needs on the packet path is allocated when the QP is
+ * created (private WQE copies, responder resources, the response queue), so
+ * the per-packet path neither allocates nor makes a syscall nor reads a clock.
+ *
+ * Index conventions: queue positions (sq_cons, sq_fetch, req.wqe, rq_cons)
+ * are free-running u32 counters; they are masked only to address a slot and
+ * when published to the shared ring (abi.h: published indices are masked).
+ */
+#ifndef XRXE_TP_INTERNAL_H
+#define XRXE_TP_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "transport/transport.h"
+
+/* QPN 0 and 1 are the special QPs of IBA 10.2.5 (SMI, GSI); rxe hands out
+ * ordinary QPNs from 17 on, and so do we. */
+#define XRXE_TP_QPN_BASE 17u
+
+/* Requester: at most this many unacknowledged PSNs (rxe RXE_MAX_UNACKED_PSNS,
+ * ref/rxe.md §2.1), and an AckReq at least every this many packets
+ * (RXE_MAX_PKT_PER_ACK, §2.2). */
+#define XRXE_TP_MAX_UNACKED_PSNS 128u
+#define XRXE_TP_MAX_PKT_PER_ACK 64u
+
+/* Largest message (IBA 9.4.x: 2^31 bytes; rxe port max_msg_sz). */
+#define XRXE_TP_MAX_MSG (1u << 31)
+
+/* Responder response queue: ACKs, NAKs, read and atomic responses owed, in
+ * PSN order. Holds one entry per responder resource plus the ACKs between
+ * them (consecutive ACKs coalesce into one entry). */
+#define XRXE_TP_RSPQ_SLOTS 512u
+
+#define XRXE_TP_NO_DEADLINE UINT64_MAX
+
+/* ---------------------------------------------------------------------------
+ * Protection domains, memory regions, address handles
+ * ------------------------------------------------------------------------- */
+
+struct tp_pd {
+	bool used;
+	uint32_t refs; /* MRs, QPs and AHs that use it */
+};
+
+/* rxe-style keys: lkey = rkey = index << 8 | key8; key8 changes each time a
+ * slot is reused, so a stale key misses (IBA 10.6.3.4: keys of freed regions
+ * must not grant access). Index 0 is never used, so key 0 never matches. */
+struct tp_mr {
+	bool used;
+	bool valid; /* false once invalidated (SEND_WITH_INV, IBA 10.6.5) */
+	uint8_t key8;
+	uint32_t key;
+	uint32_t pdn;
+	uint32_t access;
+	uint8_t *host;
+	uint64_t iova;
+	uint64_t length;
+};
+
+struct tp_ah {
+	bool used;
+	uint32_t pdn;
+	struct xrxe_av av;
+};
+
+/* ---------------------------------------------------------------------------
+ * Completion queues
+ * ------------------------------------------------------------------------- */
+
+struct xrxe_tp_cq {
+	struct xrxe_tp *tp;
+	struct xrxe_tp_cq *next; /* tp->cqs list */
+	struct xrxe_ring *ring;
+	uint32_t mask;  /* private copy of index_mask */
+	uint32_t log2;  /* private copy of log2_elem_size */
+	uint32_t prod;  /* private producer, free-running */
+	uint32_t refs;  /* QPs using it */
+	bool overrun;   /* IBA 11.4.2.1: an overrun CQ stays in error */
+	void *user;
+};
+
+/* ---------------------------------------------------------------------------
+ * Queue pairs
+ * ------------------------------------------------------------------------- */
+
+enum tp_wqe_state {
+	TP_WQE_FETCHED, /* copied out of the ring, validated, not started */
+	TP_WQE_ACTIVE,  /* PSNs assigned: being sent or waiting for its ACK */
+	TP_WQE_BAD,     /* failed validation: completes with status when it is the head */
+};
+
+/* The private copy of a send WQE plus its transport state (the ring slot may
+ * be rewritten by the application at any time; we never read it twice). */
+struct tp_swqe {
+	struct xrxe_send_wqe wr; /* header copy (sge[]/inline_data live in data) */
+	uint8_t *data;           /* sge[] or inline bytes, qp->sq_data_cap bytes */
+	uint8_t state;           /* enum tp_wqe_state */
+	uint8_t status;          /* TP_WQE_BAD: the completion status */
+	bool rd_atomic;          /* READ or atomic: holds an rd_atomic slot while ACTIVE */
+	bool is_read, is_atomic;
+	uint32_t length;         /* message bytes */
+	uint32_t npkts;          /* PSNs it occupies (>= 1) */
+	uint32_t first_psn, last_psn;
+	const struct xrxe_av *av; /* UD: resolved from the AH at fetch time */
+	uint32_t dest_qpn, qkey; /* UD */
+};
+
+/* A responder resource (IBA 9.7.5.1.x: "responder resources" for RDMA READ
+ * and atomics, max_dest_rd_atomic of them), kept for duplicate replay. */
+enum tp_res_type { TP_RES_FREE, TP_RES_READ, TP_RES_ATOMIC };
+
+struct tp_res {
+	uint8_t type;
+	bool queued;     /* READ: replying (in the response queue) */
+	uint32_t first_psn, last_psn;
+	uint64_t va;
+	uint32_t rkey, len;
+	uint32_t msn;    /* MSN after executing it (C9-148) */
+	uint64_t orig;   /* ATOMIC: the original value, replayed for duplicates */
+	/* READ reply cursor */
+	uint32_t cur_psn;
+	uint64_t cur_va;
+	uint32_t cur_left;
+	bool cur_first;
+};
+
+enum tp_rsp_kind { TP_RSP_ACK, TP_RSP_READ, TP_RSP_ATOMIC };
+
+struct tp_rspq_ent {
+	uint8_t kind;     /* enum tp_rsp_kind */
+	uint8_t syndrome; /* TP_RSP_ACK: AETH syndrome (ACK, RNR NAK, NAK) */
+	uint16_t res;     /* TP_RSP_READ/ATOMIC: resource index */
+	uint32_t psn;
+	uint32_t msn;
+};
+
+enum tp_msg { TP_MSG_NONE, TP_MSG_SEND, TP_MSG_WRITE };
+
+struct tp_req {
+	uint32_t psn;      /* next PSN to send */
+	uint32_t psn_hi;   /* one past the highest PSN ever sent */
+	uint32_t wqe;      /* WQE being sent (free-running index) */
+	uint32_t off;      /* bytes of it already sent */
+	uint32_t pkts_no_ackreq; /* packets since the last AckReq */
+	uint32_t rd_atomic_out;  /* ACTIVE READ/atomic WQEs */
+	uint16_t ip_id;
+	bool drained_sent; /* SQD: IBV_EVENT_SQ_DRAINED raised */
+};
+
+struct tp_comp {
+	uint32_t psn;       /* oldest unacknowledged PSN */
+	uint8_t retry_cnt;  /* transport retries left (IBA: 7 means 7) */
+	uint8_t rnr_retry;  /* RNR retries left (7 = infinite) */
+	bool retrying;      /* a response-triggered retry from retry_psn is under way */
+	uint32_t retry_psn;
+	uint64_t rexmit_deadline; /* local ACK timeout, or XRXE_TP_NO_DEADLINE */
+	uint64_t rnr_deadline;    /* RNR wait, or XRXE_TP_NO_DEADLINE */
+};
+
+struct tp_resp {
+	uint32_t psn;   /* expected PSN */
+	uint32_t msn;
+	bool nak_sent;  /* PSN sequence NAK sent: silent until the expected PSN */
+	bool drop_msg;  /* UC: dropping until the next FIRST/ONLY */
+	uint8_t msg;    /* enum tp_msg: the multi-packet message in progress */
+	bool msg_se;
+	/* receive WQE in use (private copy) */
+	bool have_rwqe;
+	uint64_t rwqe_id;
+	uint32_t rwqe_nsge;
+	uint32_t rwqe_len;  /* sum of SGE lengths */
+	uint32_t rcv_off;   /* bytes placed so far */
+	struct xrxe_sge *rsge; /* max_recv_sge entries */
+	/* WRITE in progress */
+	uint32_t w_rkey;
+	uint64_t w_va;
+	uint32_t w_left, w_len;
+	/* responder resources: nres (power of 2) of XRXE_MAX_RD_ATOMIC */
+	struct tp_res res[XRXE_MAX_RD_ATOMIC];
+	uint32_t nres, res_next;
+	struct tp_rspq_ent q[XRXE_TP_RSPQ_SLOTS];
+	uint32_t qhead, qtail; /* free-running */
+};
+
+struct xrxe_tp_qp {
+	struct xrxe_tp *tp;
+	struct xrxe_tp_qp *next, *prev; /* tp->qps list */
+	uint32_t qpn;
+	enum ibv_qp_type type;
+	enum ibv_qp_state state;
+	uint32_t pdn;
+	struct xrxe_tp_cq *send_cq, *recv_cq;
+	struct ibv_qp_cap cap;
+	bool sq_sig_all;
+	void *user;
+
+	struct ibv_qp_attr attr; /* as last modified (query) */
+	struct xrxe_av av;       /* RC/UC: the peer (IBV_QP_AV) */
+	bool av_set;
+	uint32_t mtu;            /* path MTU in bytes */
+	uint16_t sport;          /* UDP source port (rxe: 0xC000 + hash of QPN) */
+
+	/* send queue */
+	struct xrxe_ring *sq;
+	uint32_t sq_mask, sq_log2;
+	uint32_t sq_data_cap;    /* bytes of sge[]/inline kept per WQE */
+	struct tp_swqe *swqe;
+	uint8_t *swqe_data;
+	uint32_t sq_cons;        /* oldest WQE not retired (published) */
+	uint32_t sq_fetch;       /* next WQE to copy out of the ring */
+
+	/* receive queue */
+	struct xrxe_ring *rq;
+	uint32_t rq_mask, rq_log2;
+	uint32_t rq_cons;
+
+	struct tp_req req;
+	struct tp_comp comp;
+	struct tp_resp resp;
+	struct xrxe_tp_qp_info info; /* counters (qpn/state/psns filled on query) */
+};
+
+/* ---------------------------------------------------------------------------
+ * The device
+ * ------------------------------------------------------------------------- */
+
+struct xrxe_tp {
+	struct xrxe_tp_config cfg;
+	uint64_t now; /* time of the call being served */
+	bool tx_blocked; /* tx_reserve said -ENOBUFS during this call */
+	uint32_t max_mtu_enum;
+
+	struct xrxe_tp_qp **qpt; /* by QPN - XRXE_TP_QPN_BASE */
+	uint32_t qp_next;        /* allocation cursor (QPNs rotate) */
+	struct xrxe_tp_qp *qps;  /* all QPs */
+
+	struct tp_mr *mrs; /* index 1..max_mr */
+	uint32_t mr_next;
+	struct tp_pd *pds;
+	uint32_t npds;
+	struct tp_ah *ahs;
+	uint32_t nahs;
+	struct xrxe_tp_cq *cqs;
+
+	struct xrxe_tp_stats stats;
+};
+
+/* ---------------------------------------------------------------------------
+ * Cross-file helpers (xrxe_tpi_: transport-internal)
+ * ------------------------------------------------------------------------- */
+
+/* names for logs */
+const char *xrxe_tpi_state_name(enum ibv_qp_state s);
+
+/* pd / mr / ah (mr.c) */
+int xrxe_tpi_pd_get(struct xrxe_tp *tp, uint32_t pdn);
+void xrxe_tpi_pd_put(struct xrxe_tp *tp, uint32_t pdn);
+/* The MR for key, if it is registered, valid, in pdn, grants access and
+ * covers [va, va + len). Returns the MR or NULL. */
+struct tp_mr *xrxe_tpi_mr_check(struct xrxe_tp *tp, uint32_t key, uint32_t pdn, uint64_t va,
+				uint64_t len, uint32_t access);
+static inline uint8_t *xrxe_tpi_mr_host(const struct tp_mr *mr, uint64_t va)
+{
+	return mr->host + (va - mr->iova);
+}
+/* Invalidate the MR named by rkey (IBA 10.6.5, SEND with Invalidate). */
+int xrxe_tpi_mr_invalidate(struct xrxe_tp *tp, uint32_t rkey, uint32_t pdn);
+const struct tp_ah *xrxe_tpi_ah_get(const struct xrxe_tp *tp, uint32_t handle, uint32_t pdn);
+
+/* Walk [off, off + len) of an SGE list: fn gets each contiguous host piece.
+ * Every piece is checked (key, PD, bounds, access) when it is touched.
+ * Returns 0, -EFAULT (protection) or -EMSGSIZE (beyond the SGEs). fn NULL
+ * only checks. */
+typedef void (*xrxe_tpi_piece_fn)(void *arg, uint8_t *host, uint32_t n);
+int xrxe_tpi_sge_walk(struct xrxe_tp *tp, uint32_t pdn, const struct xrxe_sge *sge, uint32_t nsge,
+		      uint32_t off, uint32_t len, uint32_t access, xrxe_tpi_piece_fn fn, void *arg);
+
+/* cq.c: write one CQE; -EOVERFLOW when the CQ is (or was) full. */
+int xrxe_tpi_cq_post(struct xrxe_tp_cq *cq, const struct ibv_wc *wc, bool solicited);
+
+/* qp.c */
+struct xrxe_tp_qp *xrxe_tpi_qp_lookup(struct xrxe_tp *tp, uint32_t qpn);
+/* Move to ERR (IBA 10.3.1: any state -> Error) and flush both queues. */
+void xrxe_tpi_qp_error(struct xrxe_tp_qp *qp);
+/* UC/UD send-side error: SQE (IBA 10.3.1), flush the send queue. */
+void xrxe_tpi_qp_sq_error(struct xrxe_tp_qp *qp);
+/* ERR/SQE: flush newly posted WQEs. Returns true if it flushed anything. */
+bool xrxe_tpi_qp_flush(struct xrxe_tp_qp *qp);
+/* Complete every send WQE not yet retired with IBV_WC_WR_FLUSH_ERR (comp.c). */
+bool xrxe_tpi_comp_flush(struct xrxe_tp_qp *qp);
+/* Same for the receive queue (resp.c). */
+bool xrxe_tpi_resp_flush(struct xrxe_tp_qp *qp);
+void xrxe_tpi_qp_async(struct xrxe_tp_qp *qp, enum ibv_event_type ev);
+
+/* tx.c: one frame */
+struct tp_tx {
+	struct xrxe_tp_txbuf buf;
+	uint32_t hdr_len, frame_len, pos; /* pos: payload bytes written so far */
+};
+void xrxe_tpi_spec_init(const struct xrxe_tp_qp *qp, const struct xrxe_av *av,
+			struct xrxe_pkt_spec *spec);
+/* Reserve and write the headers: 0, -ENOBUFS (try again later) or -EINVAL. */
+int xrxe_tpi_tx_begin(struct xrxe_tp *tp, const struct xrxe_pkt_spec *spec, struct tp_tx *tx);
+void xrxe_tpi_tx_put(struct tp_tx *tx, const void *src, uint32_t n);
+void xrxe_tpi_tx_piece(void *arg, uint8_t *host, uint32_t n); /* xrxe_tpi_piece_fn for tx */
+/* ICRC, trim the fragments to the frame and submit. */
+void xrxe_tpi_tx_finish(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, struct tp_tx *tx);
+/* There is no way to give a reservation back: callers check everything
+ * before xrxe_tpi_tx_begin and always finish what they reserved. */
+
+/* req.c */
+bool xrxe_tpi_req_run(struct xrxe_tp_qp *qp, unsigned budget);
+/* Rewind (or move forward) the requester to psn (go-back-N, IBA 9.7.5.2). */
+void xrxe_tpi_req_rewind(struct xrxe_tp_qp *qp, uint32_t psn);
+bool xrxe_tpi_sq_has_new(const struct xrxe_tp_qp *qp);
+/* Copy WQE at the fetch position out of the ring (false when empty). */
+bool xrxe_tpi_sq_fetch(struct xrxe_tp_qp *qp);
+
+/* comp.c */
+void xrxe_tpi_comp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt);
+/* Retire the head WQE with status (CQE if signalled or an error). */
+void xrxe_tpi_comp_retire(struct xrxe_tp_qp *qp, enum ibv_wc_status status);
+/* Complete a BAD head WQE, if any (called when the requester meets one). */
+bool xrxe_tpi_comp_run(struct xrxe_tp_qp *qp);
+bool xrxe_tpi_comp_timers(struct xrxe_tp_qp *qp);
+void xrxe_tpi_comp_reset_counters(struct xrxe_tp_qp *qp);
+static inline bool xrxe_tpi_outstanding(const struct xrxe_tp_qp *qp)
+{
+	return xrxe_psn_cmp(qp->comp.psn, qp->req.psn_hi) < 0;
+}
+static inline struct tp_swqe *xrxe_tpi_swqe(const struct xrxe_tp_qp *qp, uint32_t idx)
+{
+	return &qp->swqe[idx & qp->sq_mask];
+}
+
+/* resp.c */
+void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt);
+bool xrxe_tpi_resp_drain(struct xrxe_tp_qp *qp, unsigned budget);
+void xrxe_tpi_resp_reset(struct xrxe_tp_qp *qp);
+
+/* timer.c */
+uint64_t xrxe_tpi_ack_timeout_ns(uint8_t timeout);
+uint64_t xrxe_tpi_rnr_timeout_ns(uint8_t code);
+void xrxe_tpi_timer_arm_rexmit(struct xrxe_tp_qp *qp);
+void xrxe_tpi_timer_stop_rexmit(struct xrxe_tp_qp *qp);
+uint64_t xrxe_tpi_qp_deadline(const struct xrxe_tp_qp *qp);
+
+/* ibv_wr_opcode -> ibv_wc_opcode (ref/rxe.md §2.10 wr_to_wc_opcode) */
+enum ibv_wc_opcode xrxe_tpi_wc_opcode(uint32_t wr_opcode);
+
+static inline uint32_t xrxe_tpi_mtu_bytes(uint32_t mtu_enum)
+{
+	return 128u << mtu_enum; /* IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5 */
+}
+
+#endif /* XRXE_TP_INTERNAL_H */

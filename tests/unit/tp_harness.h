@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Transport test harness: two transport cores (sides 0 and 1) joined by an
+ * in-memory wire, with a tiny "application" on each side that posts WQEs and
+ * polls CQs through the shared rings exactly as the shim would (write the
+ * element, store-release the producer; load-acquire, copy, store-release the
+ * consumer).
+ *
+ * Every frame a core submits is parsed with ICRC verification before it is
+ * queued (a builder bug fails the test). On delivery the wire policy may drop,
+ * duplicate, delay (reorder) or corrupt it; corrupted frames are parsed again
+ * and must be rejected by the parser before they reach the other core. A
+ * virtual clock jumps to the next deadline whenever the wire is idle. All
+ * randomness comes from one seeded PRNG, so runs are reproducible.
+ *
+ * Symbols are xrxe_tph_* (tests/unit/golden.c is linked into the same
+ * binaries).
+ */
+#ifndef XRXE_TP_HARNESS_H
+#define XRXE_TP_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transport/transport.h"
+
+struct xrxe_tph;
+struct xrxe_tph_qp;
+struct xrxe_tph_cq;
+
+struct xrxe_tph_policy {
+	uint32_t drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm; /* per million */
+	uint32_t nobuf_ppm;   /* tx_reserve fails with -ENOBUFS */
+	bool multi_frag;      /* TX buffers of 2-3 fragments */
+	/* true: drop this frame (from = sending side). Applied first. */
+	bool (*filter)(void *arg, int from, const struct xrxe_pkt *pkt);
+	void *filter_arg;
+};
+
+struct xrxe_tph_side {
+	struct xrxe_tph *h;
+	int id;
+	struct xrxe_tp *tp;
+	uint32_t pdn;
+	unsigned cq_events;
+	unsigned async_events;
+	enum ibv_event_type last_async;
+	void *last_async_obj;
+};
+
+struct xrxe_tph_frame {
+	struct xrxe_frag frag[XRXE_MAX_FRAGS];
+	uint8_t nfrags;
+	uint32_t len;
+};
+
+struct xrxe_tph_fifo {
+	struct xrxe_tph_frame *v;
+	size_t head, tail, cap;
+};
+
+struct xrxe_tph {
+	struct xrxe_tph_side side[2];
+	struct xrxe_tph_fifo q[2]; /* q[i]: frames heading to side i */
+	uint64_t now;
+	uint64_t rng;
+	struct xrxe_tph_policy pol;
+	bool ipv6;
+	/* wire counters */
+	uint64_t submitted, delivered, dropped, filtered, duplicated, reordered, corrupted;
+	uint64_t rejected, rejected_icrc, bad_tx, nobufs;
+	uint64_t opcode_count[2][256]; /* submitted frames per side and opcode */
+	uint64_t syndrome_count[2][256]; /* AETH syndromes of ACKNOWLEDGE frames sent */
+	uint16_t sport[2];             /* UDP source port of the last frame per side */
+	/* objects still alive, destroyed by xrxe_tph_fini */
+#define XRXE_TPH_MAX_OBJS 32
+	struct xrxe_tph_qp *qps[XRXE_TPH_MAX_OBJS];
+	struct xrxe_tph_cq *cqs[XRXE_TPH_MAX_OBJS];
+	unsigned nqps, ncqs;
+};
+
+struct xrxe_tph_cq {
+	struct xrxe_tph_side *s;
+	struct xrxe_ring *ring;
+	uint32_t nslots;
+	uint32_t cons;
+	struct xrxe_tp_cq *cq;
+};
+
+struct xrxe_tph_qp {
+	struct xrxe_tph_side *s;
+	struct xrxe_tp_qp *qp;
+	uint32_t qpn;
+	enum ibv_qp_type type;
+	struct xrxe_ring *sq, *rq;
+	uint32_t sq_slots, rq_slots, sq_elem, rq_elem;
+	uint32_t sq_prod, rq_prod;
+	struct xrxe_tph_cq *scq, *rcq;
+	struct ibv_qp_cap cap;
+};
+
+/* What ibv_post_send would carry. */
+struct xrxe_tph_send {
+	uint64_t wr_id;
+	uint32_t opcode;     /* enum ibv_wr_opcode */
+	uint32_t flags;      /* enum ibv_send_flags */
+	uint32_t ex;         /* imm_data (network order) / invalidate rkey */
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t compare_add, swap;
+	uint32_t ah, rqpn, rqkey; /* UD */
+	const struct xrxe_sge *sge;
+	uint32_t nsge;
+	const void *inl;     /* with IBV_SEND_INLINE */
+	uint32_t inl_len;
+};
+
+void xrxe_tph_init(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_mtu);
+void xrxe_tph_fini(struct xrxe_tph *h);
+uint64_t xrxe_tph_rand(struct xrxe_tph *h);
+
+/* Address vector from side `from` towards the other side. */
+void xrxe_tph_av(const struct xrxe_tph *h, int from, struct xrxe_av *av);
+
+struct xrxe_tph_cq *xrxe_tph_cq_create(struct xrxe_tph_side *s, uint32_t nslots);
+struct xrxe_tph_qp *xrxe_tph_qp_create(struct xrxe_tph_side *s, enum ibv_qp_type type,
+				       struct xrxe_tph_cq *scq, struct xrxe_tph_cq *rcq,
+				       uint32_t sq_slots, uint32_t rq_slots, bool sig_all);
+void xrxe_tph_qp_destroy(struct xrxe_tph_qp *q);
+void xrxe_tph_cq_destroy(struct xrxe_tph_cq *c);
+
+/* Connection parameters for xrxe_tph_connect. */
+struct xrxe_tph_conn {
+	enum ibv_mtu mtu;
+	uint32_t psn[2];      /* SQ PSN of side i (= RQ PSN of the other) */
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t max_rd_atomic, max_dest_rd_atomic;
+	uint32_t access;      /* QP access flags on both */
+	uint32_t qkey;        /* UD */
+};
+void xrxe_tph_conn_default(struct xrxe_tph_conn *c);
+/* RESET -> INIT -> RTR -> RTS on both QPs (a on side 0, b on side 1); 0 or -errno */
+int xrxe_tph_connect(struct xrxe_tph_qp *a, struct xrxe_tph_qp *b, const struct xrxe_tph_conn *c);
+
+/* Register buf[0..len) at iova (0: use the buffer address). */
+uint32_t xrxe_tph_mr(struct xrxe_tph_side *s, void *buf, uint64_t len, uint32_t access,
+		     uint64_t iova);
+
+int xrxe_tph_post_send(struct xrxe_tph_qp *q, const struct xrxe_tph_send *w);
+/* raw: hdr + data copied into the slot as they are (malformed WQE tests) */
+int xrxe_tph_post_send_raw(struct xrxe_tph_qp *q, const struct xrxe_send_wqe *hdr,
+			   const void *data, uint32_t len);
+int xrxe_tph_post_recv(struct xrxe_tph_qp *q, uint64_t wr_id, const struct xrxe_sge *sge,
+		       uint32_t nsge);
+int xrxe_tph_poll_cq(struct xrxe_tph_cq *c, struct ibv_wc *wc, int max);
+/* CQEs waiting, without consuming. */
+uint32_t xrxe_tph_cq_count(const struct xrxe_tph_cq *c);
+
+/* Run both cores and the wire until nothing moves and no timer is pending
+ * (true), or until max_ns of virtual time has passed (false). */
+bool xrxe_tph_run(struct xrxe_tph *h, uint64_t max_ns);
+/* Only deliver what is queued right now, poll once; no time advance. */
+void xrxe_tph_step(struct xrxe_tph *h);
+
+/* Inject a frame built from spec straight into side `to` (parsed first). */
+int xrxe_tph_inject(struct xrxe_tph *h, int to, const struct xrxe_pkt_spec *spec);
+/* Fill a spec for a packet from side `from` to QPN dest_qp (addresses, ports). */
+void xrxe_tph_spec(const struct xrxe_tph *h, int from, uint32_t dest_qp,
+		   struct xrxe_pkt_spec *spec);
+
+/* Two QPs of one type connected side 0 <-> side 1, CQs of 256. */
+struct xrxe_tph_pair {
+	struct xrxe_tph h;
+	struct xrxe_tph_conn conn;
+	struct xrxe_tph_cq *ca, *cb;
+	struct xrxe_tph_qp *a, *b;
+};
+/* c NULL: xrxe_tph_conn_default. Returns 0 or the connect error. */
+int xrxe_tph_pair_init(struct xrxe_tph_pair *p, uint64_t seed, enum ibv_qp_type type,
+		       const struct xrxe_tph_conn *c, bool sig_all);
+void xrxe_tph_pair_fini(struct xrxe_tph_pair *p);
+enum ibv_qp_state xrxe_tph_state(struct xrxe_tph_qp *q);
+/* Counters of one QP (xrxe_tp_qp_foreach). */
+void xrxe_tph_info(struct xrxe_tph_qp *q, struct xrxe_tp_qp_info *info);
+
+#endif /* XRXE_TP_HARNESS_H */
