@@ -113,6 +113,14 @@ $(BUILD)/tests/net/%: $(call obj,tests/net/%.c) $(LIB_DAEMON) $(LIB_WIRE)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lpcap $(LIBS_DAEMON) $(LIBS_WIRE)
 
+# tests/verbs/*.c: programs written against plain libibverbs; they run on the
+# shim (xrxe run) and, unchanged, on rdma-core with kernel rxe (interop).
+VERBS_TEST_SRCS := $(wildcard tests/verbs/*.c)
+VERBS_TEST_BINS := $(patsubst tests/verbs/%.c,$(BUILD)/tests/verbs/%,$(VERBS_TEST_SRCS))
+$(BUILD)/tests/verbs/%: $(call obj,tests/verbs/%.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -libverbs
+
 # tests/bench/*.c
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))
@@ -129,7 +137,7 @@ $(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(WIRE_SRCS) $(UTIL_SRCS) include/xrxe/*.h
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(WIRE_SRCS) $(UTIL_SRCS) -lisal
 
-TEST_BINS := $(UNIT_BINS) $(NET_BINS) $(FUZZ_BINS)
+TEST_BINS := $(UNIT_BINS) $(NET_BINS) $(VERBS_TEST_BINS) $(FUZZ_BINS)
 
 # --- Top-level targets -------------------------------------------------------
 .PHONY: all deps check-deps unit-tests test test-unit test-net test-interop test-fuzz demo bench install clean
