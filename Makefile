@@ -96,6 +96,9 @@ $(BUILD)/bin/xrxe: $(call obj,$(TOOL_SRCS)) $(LIB_DAEMON) $(LIB_WIRE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_DAEMON) $(LIBS_WIRE)
 endif
 
+# The verbs shim (libibverbs.so.1): its own flags and version script.
+include mk/verbs.mk
+
 # --- Tests -------------------------------------------------------------------
 # tests/unit/test_*.c: one criterion binary each.
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -178,6 +181,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
 	install -m 0755 $(BUILD)/bin/xrxe $(DESTDIR)$(PREFIX)/bin/xrxe
 	install -m 0755 $(BUILD)/bin/xrxed $(DESTDIR)$(PREFIX)/sbin/xrxed
+	install -D -m 0755 $(BUILD)/lib/xrxe/libibverbs.so.1 $(DESTDIR)$(PREFIX)/lib/xrxe/libibverbs.so.1
 
 clean:
 	rm -rf build build-san

@@ -35,6 +35,12 @@ extern const struct xrxe_command xrxe_cmd_detach;
 extern const struct xrxe_command xrxe_cmd_status;
 extern const struct xrxe_command xrxe_cmd_stats;
 extern const struct xrxe_command xrxe_cmd_run;
+extern const struct xrxe_command xrxe_cmd_qp;
+
+/* Ask the xrxed of ifname for its report (abi.h XRXE_STATS_F_* flags) and
+ * write it to out (JSON without its trailing newline). 0, or -errno:
+ * -ENOENT / -ECONNREFUSED when no daemon serves ifname. (tools/cmd_daemon.c) */
+int xrxe_daemon_report(const char *ifname, unsigned flags, FILE *out);
 
 /* Print "xrxe: CMD: message" and a pointer to the help page; returns
  * XRXE_EXIT_USAGE. */

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "daemon/steer.h"
+#include "xrxe/abi.h"
 
 static const struct option opt_json[] = {
 	{ "json", no_argument, NULL, 'j' },
@@ -417,9 +418,17 @@ static int run_stats(int argc, char **argv)
 		xrxe_json_string(stdout, argv[optind]);
 		fputs(",\"counters\":", stdout);
 		counters_json(stdout, ctr);
+		/* The daemon's counters when one runs (tools/cmd_daemon.c). */
+		fputs(",\"daemon\":", stdout);
+		if (xrxe_daemon_report(argv[optind], XRXE_STATS_F_JSON, stdout))
+			fputs("null", stdout);
 		fputs("}\n", stdout);
 	} else {
 		counters_text(stdout, ctr, "");
+		fputs("\n", stdout);
+		if (xrxe_daemon_report(argv[optind], 0, stdout))
+			fputs("(no xrxed runs for this interface)", stdout);
+		fputs("\n", stdout);
 	}
 	return XRXE_EXIT_OK;
 }
@@ -438,10 +447,14 @@ const struct xrxe_command xrxe_cmd_stats = {
 	"DESCRIPTION\n"
 	"    The counters of xrxe's XDP program on IFACE, summed over all CPUs: the\n"
 	"    counters part of 'xrxe status IFACE' (see there for their meaning).\n"
+	"    When xrxed(8) serves IFACE, its counters follow: port, AF_XDP sockets\n"
+	"    (xskN), frames verified and dropped by reason (daemon), the transport,\n"
+	"    control connections and objects (ctrl), netlink. 'xrxe qp' lists QPs.\n"
 	"\n"
 	"OPTIONS\n"
 	"    -j, --json\n"
-	"        {\"name\": IFACE, \"counters\": {NAME: {\"packets\", \"bytes\"}}}\n"
+	"        {\"name\": IFACE, \"counters\": {NAME: {\"packets\", \"bytes\"}},\n"
+	"         \"daemon\": {SECTION: {NAME: VALUE}} or null}\n"
 	"    -h, --help\n"
 	"        show this page.\n"
 	"\n"

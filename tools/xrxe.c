@@ -20,6 +20,7 @@ static const struct xrxe_command *const commands[] = {
 	&xrxe_cmd_status,
 	&xrxe_cmd_stats,
 	&xrxe_cmd_run,
+	&xrxe_cmd_qp,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -402,7 +402,9 @@ struct xrxe_ctrl_create_ah_reply {
 	uint32_t ah_num;
 };
 
-/* CREATE_SRQ / MODIFY_SRQ / QUERY_SRQ. Create reply fd: [0] SRQ ring memfd. */
+/* CREATE_SRQ / MODIFY_SRQ / QUERY_SRQ. Create reply fd: [0] SRQ ring memfd.
+ * Not offered yet: the daemon answers every SRQ op -EOPNOTSUPP (after the
+ * length check) and the device page says max_srq = 0. */
 struct xrxe_ctrl_srq {
 	struct xrxe_ctrl_hdr hdr;
 	uint32_t pd;        /* create */
@@ -419,7 +421,7 @@ struct xrxe_ctrl_srq_reply {
 	uint64_t ring_size;
 };
 
-/* ATTACH_MCAST / DETACH_MCAST */
+/* ATTACH_MCAST / DETACH_MCAST: -EOPNOTSUPP for now (max_mcast_grp = 0). */
 struct xrxe_ctrl_mcast {
 	struct xrxe_ctrl_hdr hdr;
 	uint32_t qp;

@@ -2,37 +2,85 @@
 /*
  * xrxed: the xrxe transport daemon for one interface.
  *
- * Today it is the I/O shell the transport core will plug into: it attaches the
- * XDP steering program (unless attached already), binds one AF_XDP socket per
- * RX queue, receives RoCEv2 frames, verifies them (headers, ICRC) and counts
- * them by opcode and by rejection reason. The transport core (src/transport/)
- * takes these frames once it exists; until then frames are counted and freed.
+ * It attaches the XDP steering program (unless attached already), binds one
+ * AF_XDP socket per RX queue, and runs the InfiniBand transport core
+ * (src/transport/) between those sockets and the applications, which reach it
+ * through the control socket (ctrl.c) and shared-memory rings (shm.c). The
+ * device page (devpage.c) tells every application the device's attributes and
+ * GIDs, kept current from rtnetlink (netlink.c).
  *
- * Event loop: spin while frames arrive (a wake-up costs tens of µs in this VM,
- * ref/afxdp.md pitfall 13), then sleep in epoll so a single core is not starved.
+ * Event loop, one thread:
+ *   - AF_XDP RX bursts -> parse + ICRC (src/wire) -> xrxe_tp_rx; frames that
+ *     fail are counted by reason (the "verified/counted" path);
+ *   - frames the core sends to one of our own GIDs (one host, two QPs) go
+ *     into a small loop queue and back into xrxe_tp_rx, never to the wire;
+ *   - xrxe_tp_poll (new WQEs, responses, timers), TX submitted in batches and
+ *     kicked once per pass;
+ *   - spin while there is work (a wake-up costs tens of µs in this VM,
+ *     ref/afxdp.md §6), then the sleep protocol of abi.h: publish
+ *     daemon_sleeping, full fence, re-check the send queues, epoll_wait on
+ *     everything with the next transport deadline as the timeout. While busy,
+ *     control sockets, netlink and signals are still served every millisecond
+ *     and the CPU is yielded now and then, so a single core is not starved.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <net/if.h>
+#include <sched.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/ctrl.h"
+#include "daemon/devpage.h"
+#include "daemon/evsrc.h"
+#include "daemon/netdev.h"
+#include "daemon/netlink.h"
 #include "daemon/steer.h"
 #include "daemon/xsk_io.h"
-#include "daemon/netdev.h"
+#include "transport/transport.h"
 #include "util/log.h"
 #include "xrxe/wire.h"
 
 #define RX_BURST 64
-/* Empty polls before sleeping: ~50 µs of spinning at ~100 ns per empty poll. */
-#define IDLE_SPINS_BEFORE_SLEEP 512
+#define TX_BATCH 64
+#define TX_SLOTS 64         /* reserved, not yet submitted frames (the core
+			     * submits each frame right after writing it) */
+#define LOOPQ_SLOTS 256     /* looped-back frames waiting for xrxe_tp_rx */
+#define MAX_EVENTS 64
+
+#define NS_PER_US 1000ull
+#define NS_PER_MS (1000ull * 1000)
+/* Keep spinning this long after the last piece of work (a sleep/wake-up round
+ * trip costs 20-70 µs here, ref/afxdp.md §6). */
+#define SPIN_NS (50 * NS_PER_US)
+/* While busy: serve control, netlink and signals at least this often, and
+ * yield the CPU this often (a daemon sharing a core with its applications
+ * must let them run). */
+#define EVENTS_EVERY_NS (1 * NS_PER_MS)
+#define YIELD_EVERY_NS (2 * NS_PER_MS)
+/* Sleep at most this long: a lost doorbell (a broken shim) costs one second,
+ * not a hang. */
+#define MAX_SLEEP_NS (1000 * NS_PER_MS)
+/* TX completions outstanding: look again this soon. */
+#define TX_REAP_NS (100 * NS_PER_US)
+
+/* Device limits given to the core and advertised in the device page. */
+#define DEV_MAX_QP 4096
+#define DEV_MAX_MR 65536
+#define DEV_MAX_CQ 16384
+/* The core sizes its PD and AH tables from max_qp (src/transport/tp.c). */
+#define DEV_MAX_PD (DEV_MAX_QP + 63)
+#define DEV_MAX_AH (DEV_MAX_QP + 255)
+#define DEV_LOCAL_ACK_DELAY 15 /* rxe */
 
 struct daemon_opts {
 	const char *ifname;
@@ -45,18 +93,58 @@ struct daemon_counters {
 	uint64_t rx_ok;
 	uint64_t rx_by_opcode[256];
 	uint64_t rx_error[XRXE_PARSE_ERROR_COUNT];
+	uint64_t tx_frames, tx_ring_full, tx_bad;
+	uint64_t loop_frames, loop_drops, loop_parse_errors;
+	uint64_t sleeps, wakeups_doorbell_race;
+};
+
+struct tx_slot {
+	struct xrxe_tx_frame f;
+	struct tx_slot *next;
+};
+
+struct loopq {
+	uint8_t *buf; /* LOOPQ_SLOTS x XRXE_MAX_FRAME_LEN */
+	uint32_t len[LOOPQ_SLOTS];
+	uint32_t head, tail; /* free-running */
 };
 
 struct daemon {
 	struct daemon_opts opts;
+	unsigned ifindex;
+	uint8_t mac[6];
+	uint32_t mtu;
 	struct xrxe_xsk *xsk[XRXE_STEER_MAX_QUEUES];
+	struct xrxe_evsrc xsk_src[XRXE_STEER_MAX_QUEUES];
 	unsigned nxsk;
 	struct xrxe_steer_maps maps;
 	bool we_attached;
 	int epfd;
-	int sigfd;
+	struct xrxe_evsrc sig_src;
+	bool stop;
+	uint64_t now; /* time of the current loop pass */
+
+	struct xrxe_tp *tp;
+	struct xrxe_devpage *dp;
+	struct xrxe_nl *nl;
+	struct xrxe_ctrl *ctrl;
+
+	struct tx_slot tx_slots[TX_SLOTS];
+	struct tx_slot *tx_free;
+	struct xrxe_tx_frame tx_batch[TX_BATCH];
+	unsigned tx_nbatch;
+	struct loopq loop;
+
 	struct daemon_counters ctr;
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static void usage(FILE *out)
 {
@@ -66,11 +154,13 @@ static void usage(FILE *out)
 		"The xrxe transport daemon for one network interface.\n"
 		"\n"
 		"Attaches the xrxe XDP steering program to IFACE (unless it is attached\n"
-		"already), binds an AF_XDP socket to each receive queue, and processes the\n"
-		"RoCEv2 frames (UDP port 4791) the program steers to it: header and ICRC\n"
-		"checks, then the InfiniBand transport. Every other frame stays with the\n"
-		"kernel. Runs in the foreground; SIGINT or SIGTERM stops it and, when it\n"
-		"attached the program itself, detaches it again.\n"
+		"already), binds an AF_XDP socket to each receive queue and runs the\n"
+		"InfiniBand transport (RC, UC, UD over RoCEv2, UDP port 4791) for the\n"
+		"applications that connect to " XRXE_RUN_DIR "/IFACE" XRXE_CTRL_SOCK_SUFFIX
+		" (the verbs\n"
+		"shim does). Every other frame stays with the kernel. Runs in the\n"
+		"foreground; SIGINT or SIGTERM closes every connection, removes the socket\n"
+		"and, when it attached the program itself, detaches it again.\n"
 		"\n"
 		"Options:\n"
 		"  -m, --mode native|skb  XDP attach mode when attaching (default native)\n"
@@ -82,10 +172,10 @@ static void usage(FILE *out)
 		"Environment:\n"
 		"  XRXE_LOG=error|warn|info|debug   log level (default info)\n"
 		"\n"
-		"Exit status: 0 after a clean stop, 1 on a runtime error, 2 on a usage error.\n"
+		"Counters: `xrxe stats IFACE` and `xrxe qp IFACE` ask the running daemon;\n"
+		"SIGUSR1 logs the receive counters.\n"
 		"\n"
-		"Status: the transport core is not built yet; received frames are verified,\n"
-		"counted (printed on exit and on SIGUSR1) and released.\n");
+		"Exit status: 0 after a clean stop, 1 on a runtime error, 2 on a usage error.\n");
 }
 
 static int parse_args(int argc, char **argv, struct daemon_opts *o)
@@ -152,7 +242,8 @@ static void print_counters(const struct daemon *d)
 {
 	const struct daemon_counters *c = &d->ctr;
 
-	xrxe_info("%s: rx_ok %" PRIu64, d->opts.ifname, c->rx_ok);
+	xrxe_info("%s: rx_ok %" PRIu64 ", tx %" PRIu64 ", looped back %" PRIu64, d->opts.ifname,
+		  c->rx_ok, c->tx_frames, c->loop_frames);
 	for (unsigned op = 0; op < 256; op++) {
 		const struct xrxe_opcode_info *info = xrxe_opcode_info((uint8_t)op);
 
@@ -167,7 +258,166 @@ static void print_counters(const struct daemon *d)
 	}
 }
 
-/* Verify and count one burst; returns the number of frames handled. */
+/* --- TX: the core's buffers are UMEM chunks of the first queue's socket ----- */
+
+static void tx_flush_batch(struct daemon *d)
+{
+	struct xrxe_xsk *xsk = d->xsk[0];
+	int r;
+
+	if (!d->tx_nbatch)
+		return;
+	r = xrxe_xsk_tx_submit(xsk, d->tx_batch, d->tx_nbatch);
+	if (r == -ENOBUFS) {
+		/* TX ring full: let the kernel drain it, then try once more. */
+		xrxe_xsk_tx_flush(xsk);
+		r = xrxe_xsk_tx_submit(xsk, d->tx_batch, d->tx_nbatch);
+	}
+	if (r == -ENOBUFS) {
+		d->ctr.tx_ring_full++;
+		return; /* keep the batch for the next pass */
+	}
+	if (r < 0) {
+		/* A frame we did not reserve: a bug; give the chunks back. */
+		d->ctr.tx_bad += d->tx_nbatch;
+		for (unsigned i = 0; i < d->tx_nbatch; i++)
+			xrxe_xsk_tx_abort(xsk, &d->tx_batch[i]);
+	} else {
+		d->ctr.tx_frames += d->tx_nbatch;
+	}
+	d->tx_nbatch = 0;
+}
+
+static int tp_tx_reserve(void *user, uint32_t len, struct xrxe_tp_txbuf *buf)
+{
+	struct daemon *d = user;
+	struct tx_slot *s = d->tx_free;
+	int err;
+
+	if (d->tx_nbatch == TX_BATCH)
+		tx_flush_batch(d);
+	if (!s || d->tx_nbatch == TX_BATCH)
+		return -ENOBUFS;
+	err = xrxe_xsk_tx_reserve(d->xsk[0], len, &s->f);
+	if (err == -ENOBUFS) {
+		/* Chunks come back with TX completions: submit what is batched,
+		 * kick and reap, then try again once. */
+		tx_flush_batch(d);
+		xrxe_xsk_tx_flush(d->xsk[0]);
+		err = xrxe_xsk_tx_reserve(d->xsk[0], len, &s->f);
+	}
+	if (err)
+		return err;
+	d->tx_free = s->next;
+	memcpy(buf->frag, s->f.frag, sizeof(buf->frag));
+	buf->nfrags = s->f.nfrags;
+	buf->len = len;
+	buf->priv = s;
+	return 0;
+}
+
+/* Our own MAC as destination means the AV resolved to one of our GIDs
+ * (netlink.c): such frames are looped back and never reach the wire. */
+static void loop_push(struct daemon *d, const struct xrxe_tx_frame *f)
+{
+	struct loopq *q = &d->loop;
+	uint8_t *dst;
+	uint32_t off = 0;
+
+	if (q->tail - q->head >= LOOPQ_SLOTS || f->len > XRXE_MAX_FRAME_LEN) {
+		/* Like a full wire: the transport retransmits. */
+		d->ctr.loop_drops++;
+		return;
+	}
+	dst = q->buf + (size_t)(q->tail % LOOPQ_SLOTS) * XRXE_MAX_FRAME_LEN;
+	for (unsigned i = 0; i < f->nfrags; i++) {
+		memcpy(dst + off, f->frag[i].data, f->frag[i].len);
+		off += f->frag[i].len;
+	}
+	q->len[q->tail % LOOPQ_SLOTS] = off;
+	q->tail++;
+}
+
+static void tp_tx_submit(void *user, struct xrxe_tp_txbuf *buf)
+{
+	struct daemon *d = user;
+	struct tx_slot *s = buf->priv;
+	struct xrxe_tx_frame f = s->f;
+	unsigned used = buf->nfrags;
+
+	s->next = d->tx_free;
+	d->tx_free = s;
+	/* The core may have trimmed the frame: fewer pieces, shorter last one.
+	 * Chunks it did not use go straight back. */
+	if (used > f.nfrags || !used) {
+		d->ctr.tx_bad++;
+		xrxe_xsk_tx_abort(d->xsk[0], &f);
+		return;
+	}
+	if (used < f.nfrags) {
+		struct xrxe_tx_frame extra = { .nfrags = (uint8_t)(f.nfrags - used) };
+
+		for (unsigned i = used; i < f.nfrags; i++)
+			extra.addr[i - used] = f.addr[i];
+		xrxe_xsk_tx_abort(d->xsk[0], &extra);
+		f.nfrags = (uint8_t)used;
+	}
+	f.len = 0;
+	for (unsigned i = 0; i < used; i++) {
+		f.frag[i].len = buf->frag[i].len;
+		f.len += f.frag[i].len;
+	}
+	if (f.frag[0].len >= XRXE_ETH_ALEN && !memcmp(f.frag[0].data, d->mac, XRXE_ETH_ALEN)) {
+		loop_push(d, &f);
+		xrxe_xsk_tx_abort(d->xsk[0], &f);
+		return;
+	}
+	if (d->tx_nbatch == TX_BATCH)
+		tx_flush_batch(d);
+	if (d->tx_nbatch == TX_BATCH) {
+		/* Cannot happen (reserve refuses when the batch is stuck full),
+		 * but never overrun the array. */
+		d->ctr.tx_ring_full++;
+		xrxe_xsk_tx_abort(d->xsk[0], &f);
+		return;
+	}
+	d->tx_batch[d->tx_nbatch++] = f;
+}
+
+static void tp_cq_event(void *user, void *cq_user)
+{
+	struct daemon *d = user;
+
+	if (d->ctrl)
+		xrxe_ctrl_cq_event(d->ctrl, cq_user);
+}
+
+static void tp_async_event(void *user, enum ibv_event_type type, void *obj_user)
+{
+	struct daemon *d = user;
+
+	if (d->ctrl)
+		xrxe_ctrl_async_event(d->ctrl, type, obj_user);
+}
+
+static const struct xrxe_tp_ops tp_ops = {
+	.tx_reserve = tp_tx_reserve,
+	.tx_submit = tp_tx_submit,
+	.cq_event = tp_cq_event,
+	.async_event = tp_async_event,
+};
+
+static void port_event(void *user, enum ibv_event_type ev)
+{
+	struct daemon *d = user;
+
+	if (d->ctrl)
+		xrxe_ctrl_port_event(d->ctrl, ev);
+}
+
+/* --- RX -------------------------------------------------------------------- */
+
+/* Verify one burst and hand the good frames to the core; returns frames seen. */
 static unsigned poll_queue(struct daemon *d, struct xrxe_xsk *xsk)
 {
 	struct xrxe_rx_frame frames[RX_BURST];
@@ -184,96 +434,497 @@ static unsigned poll_queue(struct daemon *d, struct xrxe_xsk *xsk)
 		}
 		d->ctr.rx_ok++;
 		d->ctr.rx_by_opcode[pkt.opcode]++;
+		xrxe_tp_rx(d->tp, &pkt, d->now);
 	}
 	if (n)
 		xrxe_xsk_rx_release(xsk, frames, n);
 	return n;
 }
 
-/* Returns 1 to keep running, 0 to stop. */
-static int handle_signal(struct daemon *d)
+/* Frames the core sent to ourselves, back into the core. Only those queued
+ * before this call: what it sends in reply waits for the next pass. */
+static unsigned loop_drain(struct daemon *d)
 {
+	struct loopq *q = &d->loop;
+	uint32_t n = q->tail - q->head;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t slot = q->head % LOOPQ_SLOTS;
+		struct xrxe_pkt pkt;
+		int err;
+
+		/* We built these frames a moment ago: the ICRC is ours. */
+		err = xrxe_parse(q->buf + (size_t)slot * XRXE_MAX_FRAME_LEN, q->len[slot],
+				 XRXE_PARSE_SKIP_ICRC, &pkt);
+		if (err) {
+			d->ctr.loop_parse_errors++;
+		} else {
+			d->ctr.loop_frames++;
+			xrxe_tp_rx(d->tp, &pkt, d->now);
+		}
+		q->head++;
+	}
+	return n;
+}
+
+/* --- stats (XRXE_CTRL_STATS) ------------------------------------------------ */
+
+/* A tiny emitter for both formats: text "section.name value" lines, or one
+ * JSON object of sections. */
+struct emit {
+	FILE *out;
+	bool json;
+	bool first_section, first_key;
+	const char *section;
+};
+
+static void emit_section(struct emit *e, const char *name)
+{
+	if (e->json) {
+		if (!e->first_key)
+			fputs("}", e->out);
+		fprintf(e->out, "%s\"%s\":{", e->first_section ? "" : ",", name);
+	}
+	e->first_section = false;
+	e->first_key = true;
+	e->section = name;
+}
+
+static void emit_u64(struct emit *e, const char *name, uint64_t v)
+{
+	if (e->json)
+		fprintf(e->out, "%s\"%s\":%" PRIu64, e->first_key ? "" : ",", name, v);
+	else
+		fprintf(e->out, "%s.%s %" PRIu64 "\n", e->section, name, v);
+	e->first_key = false;
+}
+
+static void emit_str(struct emit *e, const char *name, const char *v)
+{
+	if (e->json)
+		fprintf(e->out, "%s\"%s\":\"%s\"", e->first_key ? "" : ",", name, v);
+	else
+		fprintf(e->out, "%s.%s %s\n", e->section, name, v);
+	e->first_key = false;
+}
+
+static const char *qp_type_name(enum ibv_qp_type t)
+{
+	switch (t) {
+	case IBV_QPT_RC:
+		return "RC";
+	case IBV_QPT_UC:
+		return "UC";
+	case IBV_QPT_UD:
+		return "UD";
+	default:
+		return "?";
+	}
+}
+
+static const char *qp_state_name(enum ibv_qp_state s)
+{
+	static const char *const names[] = {
+		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT", [IBV_QPS_RTR] = "RTR",
+		[IBV_QPS_RTS] = "RTS",	   [IBV_QPS_SQD] = "SQD",   [IBV_QPS_SQE] = "SQE",
+		[IBV_QPS_ERR] = "ERR",
+	};
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) && names[s] ? names[s] : "?";
+}
+
+struct qp_emit {
+	FILE *out;
+	bool json;
+	unsigned n;
+};
+
+static int emit_qp(void *arg, const struct xrxe_tp_qp_info *q)
+{
+	struct qp_emit *e = arg;
+	const char *fmt_json =
+		"%s{\"qpn\":%u,\"type\":\"%s\",\"state\":\"%s\",\"dest_qpn\":%u,\"sq_psn\":%u,"
+		"\"acked_psn\":%u,\"rq_psn\":%u,\"tx_packets\":%" PRIu64 ",\"rx_packets\":%" PRIu64
+		",\"tx_bytes\":%" PRIu64 ",\"rx_bytes\":%" PRIu64 ",\"retransmits\":%" PRIu64
+		",\"timeouts\":%" PRIu64 ",\"rnr_naks_rcvd\":%" PRIu64 ",\"rnr_naks_sent\":%" PRIu64
+		",\"seq_naks_rcvd\":%" PRIu64 ",\"seq_naks_sent\":%" PRIu64 ",\"duplicates\":%" PRIu64
+		"}";
+	const char *fmt_text =
+		"%s%-8u %-4s %-5s %8u %8u %8u %8u %10" PRIu64 " %10" PRIu64 " %12" PRIu64
+		" %12" PRIu64 " %7" PRIu64 " %7" PRIu64 " %5" PRIu64 "/%-5" PRIu64 " %5" PRIu64
+		"/%-5" PRIu64 " %6" PRIu64 "\n";
+
+	fprintf(e->out, e->json ? fmt_json : fmt_text, e->json && e->n ? "," : "", q->qpn,
+		qp_type_name(q->qp_type), qp_state_name(q->state), q->dest_qpn, q->sq_psn,
+		q->acked_psn, q->rq_psn, q->tx_packets, q->rx_packets, q->tx_bytes, q->rx_bytes,
+		q->retransmits, q->timeouts, q->rnr_naks_rcvd, q->rnr_naks_sent, q->seq_naks_rcvd,
+		q->seq_naks_sent, q->duplicates);
+	e->n++;
+	return 0;
+}
+
+static void stats_qps(struct daemon *d, FILE *out, bool json)
+{
+	struct qp_emit e = { .out = out, .json = json };
+
+	if (json)
+		fprintf(out, "{\"interface\":\"%s\",\"qps\":[", d->opts.ifname);
+	else
+		fprintf(out, "%-8s %-4s %-5s %8s %8s %8s %8s %10s %10s %12s %12s %7s %7s %11s %11s %6s\n",
+			"qpn", "type", "state", "dest_qpn", "sq_psn", "acked", "rq_psn", "tx_pkts",
+			"rx_pkts", "tx_bytes", "rx_bytes", "rexmit", "timeout", "rnr rcv/snt",
+			"seq rcv/snt", "dups");
+	xrxe_tp_qp_foreach(d->tp, emit_qp, &e);
+	if (json)
+		fputs("]}\n", out);
+}
+
+static void daemon_stats(void *user, FILE *out, unsigned flags)
+{
+	struct daemon *d = user;
+	bool json = flags & XRXE_STATS_F_JSON;
+	struct emit e = { .out = out, .json = json, .first_section = true, .first_key = true };
+	struct xrxe_steer_stat steer[XRXE_STEER_COUNTER_COUNT];
+	struct xrxe_tp_stats tps;
+	struct xrxe_ctrl_stats cs;
+	struct xrxe_nl_stats ns;
+	char name[64];
+
+	if (flags & XRXE_STATS_F_QP) {
+		stats_qps(d, out, json);
+		return;
+	}
+	if (json)
+		fputs("{", out);
+	emit_section(&e, "port");
+	emit_str(&e, "interface", d->opts.ifname);
+	emit_str(&e, "state", xrxe_devpage_port_active(d->dp) ? "ACTIVE" : "DOWN");
+	emit_u64(&e, "active_mtu",
+		 xrxe_ib_mtu_bytes(xrxe_devpage_page(d->dp)->port_attr.active_mtu));
+	emit_u64(&e, "gids", xrxe_devpage_gid_count(d->dp));
+
+	if (xrxe_steer_read_stats(&d->maps, steer) == 0) {
+		emit_section(&e, "xdp");
+		for (int i = 0; i < XRXE_STEER_COUNTER_COUNT; i++) {
+			const char *cn = xrxe_steer_counter_name((enum xrxe_steer_counter)i);
+
+			snprintf(name, sizeof(name), "%s_packets", cn);
+			emit_u64(&e, name, steer[i].packets);
+			snprintf(name, sizeof(name), "%s_bytes", cn);
+			emit_u64(&e, name, steer[i].bytes);
+		}
+	}
+	for (unsigned q = 0; q < d->nxsk; q++) {
+		struct xrxe_xsk_stats xs;
+
+		xrxe_xsk_get_stats(d->xsk[q], &xs);
+		snprintf(name, sizeof(name), "xsk%u", q);
+		emit_section(&e, name);
+		emit_u64(&e, "rx_frames", xs.rx_frames);
+		emit_u64(&e, "rx_bytes", xs.rx_bytes);
+		emit_u64(&e, "rx_dropped_too_many_frags", xs.rx_dropped_too_many_frags);
+		emit_u64(&e, "rx_bad_desc", xs.rx_bad_desc);
+		emit_u64(&e, "tx_frames", xs.tx_frames);
+		emit_u64(&e, "tx_bytes", xs.tx_bytes);
+		emit_u64(&e, "tx_no_frames", xs.tx_no_frames);
+		emit_u64(&e, "tx_kicks", xs.tx_kicks);
+		emit_u64(&e, "tx_kick_errors", xs.tx_kick_errors);
+		emit_u64(&e, "k_rx_dropped", xs.k_rx_dropped);
+		emit_u64(&e, "k_rx_invalid_descs", xs.k_rx_invalid_descs);
+		emit_u64(&e, "k_tx_invalid_descs", xs.k_tx_invalid_descs);
+		emit_u64(&e, "k_rx_ring_full", xs.k_rx_ring_full);
+		emit_u64(&e, "k_rx_fill_ring_empty", xs.k_rx_fill_ring_empty);
+		emit_u64(&e, "k_tx_ring_empty", xs.k_tx_ring_empty);
+	}
+
+	emit_section(&e, "daemon");
+	emit_u64(&e, "rx_ok", d->ctr.rx_ok);
+	for (unsigned i = 1; i < XRXE_PARSE_ERROR_COUNT; i++) {
+		snprintf(name, sizeof(name), "rx_drop_%s",
+			 xrxe_parse_strerror((enum xrxe_parse_error)i));
+		for (char *p = name; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		emit_u64(&e, name, d->ctr.rx_error[i]);
+	}
+	emit_u64(&e, "tx_frames", d->ctr.tx_frames);
+	emit_u64(&e, "tx_ring_full", d->ctr.tx_ring_full);
+	emit_u64(&e, "tx_bad", d->ctr.tx_bad);
+	emit_u64(&e, "loop_frames", d->ctr.loop_frames);
+	emit_u64(&e, "loop_drops", d->ctr.loop_drops);
+	emit_u64(&e, "loop_parse_errors", d->ctr.loop_parse_errors);
+	emit_u64(&e, "sleeps", d->ctr.sleeps);
+
+	xrxe_tp_get_stats(d->tp, &tps);
+	emit_section(&e, "transport");
+	emit_u64(&e, "rx_packets", tps.rx_packets);
+	emit_u64(&e, "tx_packets", tps.tx_packets);
+	emit_u64(&e, "rx_drop_no_qp", tps.rx_drop_no_qp);
+	emit_u64(&e, "rx_drop_bad_state", tps.rx_drop_bad_state);
+	emit_u64(&e, "rx_drop_bad_pkey", tps.rx_drop_bad_pkey);
+	emit_u64(&e, "rx_drop_bad_qkey", tps.rx_drop_bad_qkey);
+	emit_u64(&e, "rx_drop_bad_opcode", tps.rx_drop_bad_opcode);
+	emit_u64(&e, "rx_drop_bad_av", tps.rx_drop_bad_av);
+	emit_u64(&e, "tx_no_buffer", tps.tx_no_buffer);
+	emit_u64(&e, "qps", tps.qps);
+	emit_u64(&e, "cqs", tps.cqs);
+	emit_u64(&e, "mrs", tps.mrs);
+	emit_u64(&e, "pds", tps.pds);
+	emit_u64(&e, "ahs", tps.ahs);
+
+	xrxe_ctrl_get_stats(d->ctrl, &cs);
+	emit_section(&e, "ctrl");
+	emit_u64(&e, "conns", cs.conns);
+	emit_u64(&e, "accepted", cs.accepted);
+	emit_u64(&e, "closed", cs.closed);
+	emit_u64(&e, "refused", cs.refused);
+	emit_u64(&e, "requests", cs.requests);
+	emit_u64(&e, "failed_requests", cs.failed_requests);
+	emit_u64(&e, "bad_requests", cs.bad_requests);
+	emit_u64(&e, "cq_events", cs.cq_events);
+	emit_u64(&e, "cq_event_drops", cs.cq_event_drops);
+	emit_u64(&e, "async_events", cs.async_events);
+	emit_u64(&e, "async_drops", cs.async_drops);
+	emit_u64(&e, "pds", cs.pds);
+	emit_u64(&e, "mrs", cs.mrs);
+	emit_u64(&e, "cqs", cs.cqs);
+	emit_u64(&e, "qps", cs.qps);
+	emit_u64(&e, "ahs", cs.ahs);
+	emit_u64(&e, "channels", cs.channels);
+
+	xrxe_nl_get_stats(d->nl, &ns);
+	emit_section(&e, "netlink");
+	emit_u64(&e, "events", ns.events);
+	emit_u64(&e, "resyncs", ns.resyncs);
+	emit_u64(&e, "resolves", ns.resolves);
+	emit_u64(&e, "resolve_again", ns.resolve_again);
+	emit_u64(&e, "neigh_probes", ns.neigh_probes);
+	if (json)
+		fputs("}}\n", out);
+}
+
+/* --- event loop ------------------------------------------------------------- */
+
+static void signal_event(struct xrxe_evsrc *src, uint32_t events)
+{
+	struct daemon *d = (struct daemon *)((char *)src - offsetof(struct daemon, sig_src));
 	struct signalfd_siginfo si;
 
-	if (read(d->sigfd, &si, sizeof(si)) != sizeof(si))
-		return 1;
-	if (si.ssi_signo == SIGUSR1) {
-		print_counters(d);
-		return 1;
+	(void)events;
+	while (read(src->fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGUSR1) {
+			print_counters(d);
+			continue;
+		}
+		xrxe_info("%s: signal %u, stopping", d->opts.ifname, si.ssi_signo);
+		d->stop = true;
 	}
-	xrxe_info("%s: signal %u, stopping", d->opts.ifname, si.ssi_signo);
-	return 0;
+}
+
+static void xsk_event(struct xrxe_evsrc *src, uint32_t events)
+{
+	/* Only a wake-up: the loop drains every queue on each pass. */
+	(void)src;
+	(void)events;
+}
+
+/* One epoll round; timeout NULL blocks. Dispatches every ready source. */
+static int poll_events(struct daemon *d, const struct timespec *timeout)
+{
+	struct epoll_event ev[MAX_EVENTS];
+	int n = epoll_pwait2(d->epfd, ev, MAX_EVENTS, timeout, NULL);
+
+	if (n < 0) {
+		if (errno == EINTR)
+			return 0;
+		xrxe_err("epoll_wait: %s", strerror(errno));
+		return -errno;
+	}
+	for (int i = 0; i < n; i++) {
+		struct xrxe_evsrc *src = ev[i].data.ptr;
+
+		src->fn(src, ev[i].events);
+	}
+	return n;
+}
+
+static void ctrl_tick(struct daemon *d)
+{
+	uint64_t now = mono_ns();
+
+	if (xrxe_ctrl_next_deadline(d->ctrl) <= now)
+		xrxe_ctrl_tick(d->ctrl, now);
+}
+
+static bool tx_pending(const struct daemon *d)
+{
+	return d->tx_nbatch || xrxe_xsk_tx_pending(d->xsk[0]);
+}
+
+/* abi.h doorbell protocol, daemon side: publish "sleeping", full fence (the
+ * shim fences between its producer store and its load of the flag: one of
+ * us sees the other), re-check the send queues, then sleep. */
+static int sleep_once(struct daemon *d)
+{
+	struct xrxe_dev_page *page = xrxe_devpage_page(d->dp);
+	uint64_t now, deadline, t;
+	struct timespec ts;
+	int ret;
+
+	__atomic_store_n(&page->daemon_sleeping, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (xrxe_tp_sq_pending(d->tp) || d->loop.tail != d->loop.head || d->tx_nbatch) {
+		__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
+		d->ctr.wakeups_doorbell_race++;
+		return 0;
+	}
+	now = mono_ns();
+	deadline = now + MAX_SLEEP_NS;
+	t = xrxe_tp_next_deadline(d->tp);
+	if (t < deadline)
+		deadline = t;
+	t = xrxe_ctrl_next_deadline(d->ctrl);
+	if (t < deadline)
+		deadline = t;
+	if (tx_pending(d) && now + TX_REAP_NS < deadline)
+		deadline = now + TX_REAP_NS;
+	t = deadline > now ? deadline - now : 0;
+	ts.tv_sec = (time_t)(t / 1000000000ull);
+	ts.tv_nsec = (long)(t % 1000000000ull);
+	d->ctr.sleeps++;
+	ret = poll_events(d, &ts);
+	/* A shim that still reads 1 rings once more than needed: harmless. */
+	__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
+	ctrl_tick(d);
+	return ret < 0 ? ret : 0;
 }
 
 static int run_loop(struct daemon *d)
 {
-	unsigned idle = 0;
+	static const struct timespec zero = { 0 };
+	uint64_t last_work, last_events, last_yield;
 
-	for (;;) {
-		unsigned work = 0;
+	last_work = last_events = last_yield = mono_ns();
+	while (!d->stop) {
+		bool work = false;
 
+		d->now = mono_ns();
 		for (unsigned q = 0; q < d->nxsk; q++)
-			work += poll_queue(d, d->xsk[q]);
+			work |= poll_queue(d, d->xsk[q]) > 0;
+		work |= loop_drain(d) > 0;
+		work |= xrxe_tp_poll(d->tp, d->now);
+		tx_flush_batch(d);
+		if (tx_pending(d))
+			xrxe_xsk_tx_flush(d->xsk[0]);
+
 		if (work) {
-			idle = 0;
+			last_work = d->now;
+			if (d->now - last_events >= EVENTS_EVERY_NS) {
+				if (poll_events(d, &zero) < 0)
+					return -1;
+				ctrl_tick(d);
+				last_events = d->now;
+			}
+			if (d->now - last_yield >= YIELD_EVERY_NS) {
+				sched_yield();
+				last_yield = d->now;
+			}
 			continue;
 		}
-		if (++idle < IDLE_SPINS_BEFORE_SLEEP)
+		if (d->now - last_work < SPIN_NS)
 			continue;
-
-		struct epoll_event ev[8];
-		int n = epoll_wait(d->epfd, ev, 8, -1);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			xrxe_err("epoll_wait: %s", strerror(errno));
-			return -errno;
-		}
-		for (int i = 0; i < n; i++) {
-			if (ev[i].data.fd == d->sigfd && !handle_signal(d))
-				return 0;
-		}
-		idle = 0;
+		if (sleep_once(d) < 0)
+			return -1;
+		last_work = last_events = last_yield = mono_ns();
 	}
+	return 0;
 }
 
-static int epoll_add(int epfd, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+/* --- setup and teardown -------------------------------------------------------- */
 
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+static int epoll_add(int epfd, struct xrxe_evsrc *src)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = src };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, src->fd, &ev) ? -errno : 0;
 }
 
 static void daemon_teardown(struct daemon *d)
 {
+	/* Connections first: their QPs stop before the I/O they use goes. */
+	xrxe_ctrl_close(d->ctrl);
+	d->ctrl = NULL;
+	xrxe_nl_close(d->nl);
+	d->nl = NULL;
+	xrxe_devpage_destroy(d->dp);
+	d->dp = NULL;
+	if (d->tp)
+		xrxe_tp_destroy(d->tp);
+	d->tp = NULL;
 	for (unsigned q = 0; q < d->nxsk; q++)
 		xrxe_xsk_close(d->xsk[q]);
 	d->nxsk = 0;
 	xrxe_steer_close_maps(&d->maps);
-	if (d->we_attached && !d->opts.keep_xdp)
-		xrxe_steer_detach(d->opts.ifname);
+	if (d->we_attached && !d->opts.keep_xdp && xrxe_steer_detach(d->opts.ifname) == 0)
+		xrxe_info("%s: XDP program detached", d->opts.ifname);
 	if (d->epfd >= 0)
 		close(d->epfd);
-	if (d->sigfd >= 0)
-		close(d->sigfd);
+	if (d->sig_src.fd >= 0)
+		close(d->sig_src.fd);
+	free(d->loop.buf);
+	d->loop.buf = NULL;
+}
+
+/* Largest IB path MTU both the netdev (MTU - 80, rxe) and the AF_XDP frame
+ * size carry. */
+static uint32_t path_mtu_cap(const struct daemon *d)
+{
+	uint32_t frame = xrxe_xsk_max_frame_len(d->xsk[0]);
+	uint32_t ip_mtu = frame > XRXE_ETH_HLEN + XRXE_VLAN_HLEN
+				  ? frame - XRXE_ETH_HLEN - XRXE_VLAN_HLEN
+				  : 0;
+	uint32_t m = xrxe_ib_mtu_bytes(xrxe_devpage_ib_mtu(d->mtu));
+
+	while (m > 256 && m + 80 > ip_mtu)
+		m /= 2;
+	return m;
+}
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	/* Every connection holds a few descriptors (socket, doorbell, memfd,
+	 * pipes): take the hard limit rather than the default 1024. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 static int daemon_setup(struct daemon *d)
 {
 	unsigned nqueues;
-	uint32_t mtu;
 	bool already = false;
 	sigset_t mask;
 	int err;
 
-	d->epfd = d->sigfd = -1;
+	d->epfd = d->sig_src.fd = -1;
 	d->maps.stats_fd = d->maps.xsks_fd = -1;
 
+	/* Writing to a pipe or socket whose reader is gone must be an error
+	 * return, not the end of the daemon. */
+	signal(SIGPIPE, SIG_IGN);
+	raise_nofile();
+
+	d->ifindex = if_nametoindex(d->opts.ifname);
 	err = xrxe_netdev_rx_queues(d->opts.ifname, &nqueues);
 	if (err)
 		return err;
-	err = xrxe_netdev_mtu(d->opts.ifname, &mtu);
+	err = xrxe_netdev_mtu(d->opts.ifname, &d->mtu);
+	if (err)
+		return err;
+	err = xrxe_netdev_mac(d->opts.ifname, d->mac);
 	if (err)
 		return err;
 	if (d->opts.queues && d->opts.queues < nqueues)
@@ -306,14 +957,15 @@ static int daemon_setup(struct daemon *d)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d->sig_src.fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d->sig_src.fn = signal_event;
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (d->sigfd < 0 || d->epfd < 0) {
+	if (d->sig_src.fd < 0 || d->epfd < 0) {
 		err = -errno;
 		xrxe_err("signalfd/epoll: %s", strerror(errno));
 		goto err_out;
 	}
-	err = epoll_add(d->epfd, d->sigfd);
+	err = epoll_add(d->epfd, &d->sig_src);
 	if (err)
 		goto err_out;
 
@@ -325,20 +977,98 @@ static int daemon_setup(struct daemon *d)
 			.mode = XRXE_XSK_MODE_AUTO,
 			/* Frames larger than one chunk's first buffer need XDP_USE_SG
 			 * (ref/afxdp.md pitfall 4). */
-			.multi_buffer = mtu + XRXE_ETH_HLEN + XRXE_VLAN_HLEN > 3840,
+			.multi_buffer = d->mtu + XRXE_ETH_HLEN + XRXE_VLAN_HLEN > 3840,
 		};
 
 		err = xrxe_xsk_open(&cfg, &d->xsk[q]);
 		if (err)
 			goto err_out;
 		d->nxsk++;
-		err = epoll_add(d->epfd, xrxe_xsk_fd(d->xsk[q]));
+		d->xsk_src[q] = (struct xrxe_evsrc){ .fn = xsk_event, .fd = xrxe_xsk_fd(d->xsk[q]) };
+		err = epoll_add(d->epfd, &d->xsk_src[q]);
 		if (err)
 			goto err_out;
 	}
-	xrxe_info("%s: %u queue(s), MTU %u, %s XDP%s, AF_XDP %s", d->opts.ifname, d->nxsk, mtu,
+
+	for (unsigned i = 0; i < TX_SLOTS; i++) {
+		d->tx_slots[i].next = d->tx_free;
+		d->tx_free = &d->tx_slots[i];
+	}
+	d->loop.buf = malloc((size_t)LOOPQ_SLOTS * XRXE_MAX_FRAME_LEN);
+	if (!d->loop.buf) {
+		err = -ENOMEM;
+		goto err_out;
+	}
+
+	struct xrxe_tp_config tcfg = {
+		.ops = &tp_ops,
+		.user = d,
+		.max_path_mtu = path_mtu_cap(d),
+		.max_qp = DEV_MAX_QP,
+		.max_mr = DEV_MAX_MR,
+		.local_ack_delay = DEV_LOCAL_ACK_DELAY,
+	};
+
+	err = xrxe_tp_create(&tcfg, &d->tp);
+	if (err) {
+		xrxe_err("%s: transport: %s", d->opts.ifname, strerror(-err));
+		goto err_out;
+	}
+
+	struct xrxe_devpage_config dcfg = {
+		.ifname = d->opts.ifname,
+		.ifindex = d->ifindex,
+		.netdev_mtu = d->mtu,
+		.max_path_mtu = tcfg.max_path_mtu,
+		.max_qp = DEV_MAX_QP,
+		.max_mr = DEV_MAX_MR,
+		.max_cq = DEV_MAX_CQ,
+		.max_pd = DEV_MAX_PD,
+		.max_ah = DEV_MAX_AH,
+		.local_ca_ack_delay = DEV_LOCAL_ACK_DELAY,
+	};
+
+	memcpy(dcfg.mac, d->mac, 6);
+	err = xrxe_devpage_create(&dcfg, &d->dp);
+	if (err)
+		goto err_out;
+
+	struct xrxe_nl_config ncfg = {
+		.ifname = d->opts.ifname,
+		.ifindex = d->ifindex,
+		.dp = d->dp,
+		.port_event = port_event,
+		.user = d,
+	};
+
+	err = xrxe_nl_open(&ncfg, &d->nl);
+	if (err)
+		goto err_out;
+	err = epoll_add(d->epfd, xrxe_nl_evsrc(d->nl));
+	if (err)
+		goto err_out;
+
+	struct xrxe_ctrl_config ccfg = {
+		.ifname = d->opts.ifname,
+		.epfd = d->epfd,
+		.tp = d->tp,
+		.dp = d->dp,
+		.nl = d->nl,
+		.max_cq = DEV_MAX_CQ,
+		.stats = daemon_stats,
+		.user = d,
+	};
+
+	err = xrxe_ctrl_open(&ccfg, &d->ctrl);
+	if (err)
+		goto err_out;
+
+	xrxe_info("%s: %u queue(s), MTU %u (path MTU <= %u), %s XDP%s, AF_XDP %s, %u GIDs, "
+		  "port %s",
+		  d->opts.ifname, d->nxsk, d->mtu, tcfg.max_path_mtu,
 		  xrxe_steer_mode_name(d->opts.mode), already ? " (already attached)" : "",
-		  xrxe_xsk_is_zerocopy(d->xsk[0]) ? "zero-copy" : "copy mode");
+		  xrxe_xsk_is_zerocopy(d->xsk[0]) ? "zero-copy" : "copy mode",
+		  xrxe_devpage_gid_count(d->dp), xrxe_devpage_port_active(d->dp) ? "ACTIVE" : "DOWN");
 	return 0;
 
 err_out:
@@ -361,7 +1091,8 @@ int main(int argc, char **argv)
 	err = daemon_setup(&d);
 	if (err)
 		return 1;
-	xrxe_info("%s: ready", d.opts.ifname);
+	xrxe_info("%s: ready on %s/%s%s", d.opts.ifname, XRXE_RUN_DIR, d.opts.ifname,
+		  XRXE_CTRL_SOCK_SUFFIX);
 	err = run_loop(&d);
 	print_counters(&d);
 	daemon_teardown(&d);

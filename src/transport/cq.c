@@ -64,6 +64,46 @@ int xrxe_tp_cq_destroy(struct xrxe_tp *tp, struct xrxe_tp_cq *cq)
 	return -EINVAL;
 }
 
+int xrxe_tp_cq_resize(struct xrxe_tp *tp, struct xrxe_tp_cq *cq, struct xrxe_ring *ring,
+		      uint32_t nslots)
+{
+	struct xrxe_ring *old = cq->ring;
+	uint32_t cons, n, log2;
+
+	(void)tp;
+	if (!ring || nslots < 2 || (nslots & (nslots - 1)) || ring->index_mask != nslots - 1 ||
+	    ring->log2_elem_size > 12 || (1u << ring->log2_elem_size) < sizeof(struct xrxe_cqe))
+		return -EINVAL;
+	log2 = ring->log2_elem_size;
+	/* Acquire pairs with the application's consumer store-release, as in
+	 * post: the CQEs it has not released yet are the ones to move.
+	 * Masked: it may have written anything (it only loses its own CQEs). */
+	cons = atomic_load_explicit((_Atomic uint32_t *)&old->consumer, memory_order_acquire) &
+	       cq->mask;
+	n = (cq->prod - cons) & cq->mask;
+	if (n > nslots - 1)
+		return -EINVAL; /* ibv_resize_cq below the CQEs outstanding */
+	for (uint32_t i = 0; i < n; i++)
+		memcpy(ring->data + ((size_t)i << log2),
+		       old->data + ((size_t)((cons + i) & cq->mask) << cq->log2),
+		       sizeof(struct xrxe_cqe));
+	atomic_store_explicit((_Atomic uint32_t *)&ring->notify,
+			      atomic_load_explicit((_Atomic uint32_t *)&old->notify,
+						   memory_order_relaxed),
+			      memory_order_relaxed);
+	if (cq->overrun)
+		atomic_fetch_or_explicit((_Atomic uint32_t *)&ring->flags, XRXE_RING_F_OVERRUN,
+					 memory_order_relaxed);
+	atomic_store_explicit((_Atomic uint32_t *)&ring->consumer, 0, memory_order_relaxed);
+	/* Release: the copied CQEs are visible before the producer index. */
+	atomic_store_explicit((_Atomic uint32_t *)&ring->producer, n, memory_order_release);
+	cq->ring = ring;
+	cq->mask = nslots - 1;
+	cq->log2 = log2;
+	cq->prod = n;
+	return 0;
+}
+
 static void cq_notify(struct xrxe_tp_cq *cq, bool solicited)
 {
 	_Atomic uint32_t *notify = (_Atomic uint32_t *)&cq->ring->notify;

@@ -131,6 +131,13 @@ int xrxe_tp_cq_create(struct xrxe_tp *tp, struct xrxe_ring *ring, uint32_t nslot
 		      struct xrxe_tp_cq **out);
 /* -EBUSY while a QP uses it. */
 int xrxe_tp_cq_destroy(struct xrxe_tp *tp, struct xrxe_tp_cq *cq);
+/* ibv_resize_cq: move the CQ to a new ring (initialised by the caller as for
+ * create). The CQEs not yet consumed from the old ring are copied, in order,
+ * to slots 0.. of the new one, whose producer is published; the notify arm
+ * and an overrun carry over; the old ring is never touched again. -EINVAL if
+ * the ring is malformed or too small for the CQEs outstanding. */
+int xrxe_tp_cq_resize(struct xrxe_tp *tp, struct xrxe_tp_cq *cq, struct xrxe_ring *ring,
+		      uint32_t nslots);
 
 /* --- Queue pairs ------------------------------------------------------------ */
 

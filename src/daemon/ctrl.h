@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket /run/xrxe/IFACE.sock (abi.h "Control protocol"): accepts
+ * applications (SOCK_SEQPACKET, SO_PEERCRED recorded), answers their verbs
+ * requests against the transport core, and owns what each connection
+ * creates. Handles are connection-local indices into a per-connection object
+ * table, so an application can only ever name its own objects; when the
+ * connection closes (exit or crash) every QP, AH, MR, CQ, channel and PD it
+ * owns is destroyed and every fd and mapping released.
+ *
+ * Everything runs on the daemon's event-loop thread; nothing blocks: a
+ * MODIFY_QP / CREATE_AH whose neighbour is being resolved parks its
+ * connection (no further requests are read from it) and is retried from
+ * xrxe_ctrl_tick() until it resolves or ~1 s has passed.
+ */
+#ifndef XRXE_DAEMON_CTRL_H
+#define XRXE_DAEMON_CTRL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <infiniband/verbs.h>
+
+#include "daemon/devpage.h"
+#include "daemon/netlink.h"
+#include "transport/transport.h"
+
+struct xrxe_ctrl;
+
+struct xrxe_ctrl_config {
+	const char *ifname;
+	int epfd; /* the event loop's epoll: registrations carry struct xrxe_evsrc * */
+	struct xrxe_tp *tp;
+	struct xrxe_devpage *dp;
+	struct xrxe_nl *nl;
+	uint32_t max_cq; /* CQs of all connections together (the core has no limit) */
+	/* STATS: write the report (abi.h XRXE_STATS_F_* flags) to out. */
+	void (*stats)(void *user, FILE *out, unsigned flags);
+	void *user;
+};
+
+/* Create /run/xrxe (0755), take the interface's lock, replace a stale socket
+ * of a crashed daemon, bind and listen (0666: every connection is isolated).
+ * -EADDRINUSE if another daemon serves the interface. 0 or -errno (logged). */
+int xrxe_ctrl_open(const struct xrxe_ctrl_config *cfg, struct xrxe_ctrl **out);
+/* Close every connection (full cleanup), remove the socket file. */
+void xrxe_ctrl_close(struct xrxe_ctrl *ctrl);
+
+/* Parked requests (neighbour resolution): when to call xrxe_ctrl_tick next
+ * (UINT64_MAX: nothing parked), and the retry itself. */
+uint64_t xrxe_ctrl_next_deadline(const struct xrxe_ctrl *ctrl);
+void xrxe_ctrl_tick(struct xrxe_ctrl *ctrl, uint64_t now_ns);
+
+/* Transport callbacks (struct xrxe_tp_ops): cq_user / obj_user are the user
+ * pointers ctrl gave the core. */
+void xrxe_ctrl_cq_event(struct xrxe_ctrl *ctrl, void *cq_user);
+void xrxe_ctrl_async_event(struct xrxe_ctrl *ctrl, enum ibv_event_type type, void *obj_user);
+/* Port events (PORT_ACTIVE, PORT_ERR, GID_CHANGE) to every connection. */
+void xrxe_ctrl_port_event(struct xrxe_ctrl *ctrl, enum ibv_event_type type);
+
+struct xrxe_ctrl_stats {
+	uint32_t conns;
+	uint64_t accepted, closed, refused;
+	uint64_t requests, failed_requests, bad_requests; /* bad: malformed or bad handle */
+	uint64_t cq_events, cq_event_drops, async_events, async_drops;
+	uint32_t pds, mrs, cqs, qps, ahs, channels; /* live objects, all connections */
+};
+void xrxe_ctrl_get_stats(const struct xrxe_ctrl *ctrl, struct xrxe_ctrl_stats *st);
+
+#endif /* XRXE_DAEMON_CTRL_H */

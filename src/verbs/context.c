@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ibv_open_device / ibv_close_device, and the context's plumbing: the control
+ * connection (one per context: closing it is how the daemon learns to tear
+ * down everything the context created), the device page, the doorbell, the
+ * async pipe, the handle -> object table for events.
+ *
+ * The application's ibv_context is the last member of a struct verbs_context
+ * with abi_compat = UINTPTR_MAX and sz = sizeof: the inline verbs of verbs.h
+ * find the extended ops at fixed negative offsets (ref/verbs-abi.md §3.2),
+ * which the asserts below pin to rdma-core 44's layout.
+ */
+#include "verbs/shim.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "verbs/mr_remap.h"
+
+/* ref/verbs-abi.md §3.2, measured on rdma-core 44.0-2 */
+_Static_assert(sizeof(struct ibv_device) == 664, "ibv_device");
+_Static_assert(sizeof(struct ibv_context_ops) == 256, "ibv_context_ops");
+_Static_assert(sizeof(struct ibv_context) == 328, "ibv_context");
+_Static_assert(sizeof(struct verbs_context) == 648, "verbs_context");
+_Static_assert(offsetof(struct verbs_context, context) == 320, "vctx.context");
+_Static_assert(offsetof(struct verbs_context, sz) == 312, "vctx.sz");
+_Static_assert(offsetof(struct verbs_context, query_port) == 0, "vctx.query_port");
+_Static_assert(offsetof(struct verbs_context, create_cq_ex) == 200, "vctx.create_cq_ex");
+_Static_assert(offsetof(struct verbs_context, query_device_ex) == 216, "vctx.query_device_ex");
+_Static_assert(offsetof(struct verbs_context, create_qp_ex) == 264, "vctx.create_qp_ex");
+_Static_assert(offsetof(struct verbs_context, close_xrcd) == 296, "vctx.close_xrcd");
+_Static_assert(offsetof(struct ibv_context, ops) == 8, "ctx.ops");
+_Static_assert(offsetof(struct ibv_context, cmd_fd) == 264, "ctx.cmd_fd");
+_Static_assert(offsetof(struct ibv_context, async_fd) == 268, "ctx.async_fd");
+_Static_assert(offsetof(struct ibv_context, num_comp_vectors) == 272, "ctx.num_comp_vectors");
+_Static_assert(offsetof(struct ibv_context, abi_compat) == 320, "ctx.abi_compat");
+_Static_assert(offsetof(struct ibv_context_ops, poll_cq) == 88, "ops.poll_cq");
+_Static_assert(offsetof(struct ibv_context_ops, req_notify_cq) == 96, "ops.req_notify_cq");
+_Static_assert(offsetof(struct ibv_context_ops, post_srq_recv) == 160, "ops.post_srq_recv");
+_Static_assert(offsetof(struct ibv_context_ops, post_send) == 200, "ops.post_send");
+_Static_assert(offsetof(struct ibv_context_ops, post_recv) == 208, "ops.post_recv");
+_Static_assert(sizeof(struct ibv_cq) == 128 && sizeof(struct ibv_cq_ex) == 288, "cq");
+_Static_assert(offsetof(struct ibv_cq_ex, start_poll) == 144, "cq_ex.start_poll");
+_Static_assert(sizeof(struct ibv_qp) == 160 && sizeof(struct ibv_qp_ex) == 352, "qp");
+_Static_assert(offsetof(struct ibv_qp_ex, wr_start) == 320, "qp_ex.wr_start");
+_Static_assert(sizeof(struct ibv_port_attr) == 52 &&
+		       offsetof(struct ibv_port_attr, port_cap_flags2) == 48,
+	       "port_attr (the compat struct ends at port_cap_flags2)");
+_Static_assert(sizeof(struct ibv_device_attr_ex) == 400, "device_attr_ex");
+_Static_assert(sizeof(struct ibv_gid_entry) == 32, "gid_entry");
+_Static_assert(sizeof(struct ibv_wc) == 48 && sizeof(struct ibv_send_wr) == 128, "wc/wr");
+
+/* --- handle table --------------------------------------------------------------- */
+
+void xrxe_obj_add(struct xrxe_context *ctx, struct xrxe_obj *o, uint32_t type, uint32_t handle,
+		  void *ptr)
+{
+	o->type = type;
+	o->handle = handle;
+	o->ptr = ptr;
+	pthread_mutex_lock(&ctx->obj_lock);
+	o->next = ctx->objs;
+	ctx->objs = o;
+	pthread_mutex_unlock(&ctx->obj_lock);
+}
+
+void xrxe_obj_del(struct xrxe_context *ctx, struct xrxe_obj *o)
+{
+	pthread_mutex_lock(&ctx->obj_lock);
+	for (struct xrxe_obj **p = &ctx->objs; *p; p = &(*p)->next) {
+		if (*p == o) {
+			*p = o->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctx->obj_lock);
+}
+
+void *xrxe_obj_find(struct xrxe_context *ctx, uint32_t type, uint32_t handle)
+{
+	void *ptr = NULL;
+
+	pthread_mutex_lock(&ctx->obj_lock);
+	for (struct xrxe_obj *o = ctx->objs; o; o = o->next) {
+		if (o->type == type && o->handle == handle) {
+			ptr = o->ptr;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctx->obj_lock);
+	return ptr;
+}
+
+/* --- control helpers --------------------------------------------------------------- */
+
+int xrxe_hello(struct xrxe_conn *c, int async_wr, const struct xrxe_dev_page **page,
+	       size_t *page_len, int *doorbell)
+{
+	struct xrxe_ctrl_hello req = { .abi_version = XRXE_ABI_VERSION };
+	struct xrxe_ctrl_hello_reply rep;
+	int memfd = xrxe_remap_fd(), tmp[2] = { -1, -1 }, fds[2], rfds[2];
+	unsigned int nr = 2;
+	const struct xrxe_dev_page *p;
+	int ret;
+
+	if (memfd < 0)
+		return memfd;
+	if (async_wr < 0) {
+		/* A probe: the daemon still gets a well-formed HELLO. */
+		if (pipe2(tmp, O_CLOEXEC) < 0)
+			return -errno;
+		async_wr = tmp[1];
+	}
+	fds[0] = memfd;
+	fds[1] = async_wr;
+	ret = xrxe_conn_call(c, XRXE_CTRL_HELLO, &req, sizeof(req), fds, 2, &rep, sizeof(rep), rfds,
+			     &nr);
+	if (tmp[0] >= 0) {
+		close(tmp[0]);
+		close(tmp[1]);
+	}
+	if (ret == -EPROTO)
+		shim_err("the xrxe daemon refused HELLO (ABI version %d): daemon and library "
+			 "are from different builds",
+			 XRXE_ABI_VERSION);
+	if (ret)
+		return ret;
+	if (nr < 2 || rep.abi_version != XRXE_ABI_VERSION ||
+	    rep.dev_page_size < sizeof(struct xrxe_dev_page)) {
+		shim_err("malformed HELLO reply (ABI %u, page %u bytes, %u fds)", rep.abi_version,
+			 rep.dev_page_size, nr);
+		ret = -EPROTO;
+		goto fail;
+	}
+	p = mmap(NULL, rep.dev_page_size, PROT_READ, MAP_SHARED, rfds[0], 0);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		goto fail;
+	}
+	close(rfds[0]);
+	if (p->abi_version != XRXE_ABI_VERSION) {
+		munmap((void *)p, rep.dev_page_size);
+		close(rfds[1]);
+		return -EPROTO;
+	}
+	*page = p;
+	*page_len = rep.dev_page_size;
+	*doorbell = rfds[1];
+	return 0;
+fail:
+	for (unsigned int i = 0; i < nr; i++)
+		close(rfds[i]);
+	return ret;
+}
+
+int xrxe_ctrl_destroy(struct xrxe_context *ctx, uint16_t op, uint32_t handle)
+{
+	struct xrxe_ctrl_handle req = { .handle = handle };
+	int ret;
+
+	ret = xrxe_conn_call(&ctx->conn, op, &req, sizeof(req), NULL, 0, NULL, 0, NULL, NULL);
+	return xrxe_conn_gone(ret) ? 0 : ret;
+}
+
+void xrxe_ring_doorbell(struct xrxe_context *ctx)
+{
+	/* Dekker with the daemon: we stored the producer, it stores
+	 * daemon_sleeping and then re-checks every producer before sleeping.
+	 * The full fence orders our store before our load of the flag, so at
+	 * least one side sees the other's write and no doorbell is lost. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (__atomic_load_n(&ctx->page->daemon_sleeping, __ATOMIC_RELAXED)) {
+		uint64_t one = 1;
+		ssize_t r = write(ctx->doorbell_fd, &one, sizeof(one));
+
+		(void)r; /* EAGAIN: the counter is saturated, it is awake anyway */
+	}
+}
+
+/* --- rings ---------------------------------------------------------------------- */
+
+int xrxe_wq_map(struct xrxe_wq *q, int fd, size_t len, uint32_t min_elem)
+{
+	struct xrxe_ring *r;
+	uint32_t log2, mask;
+
+	if (len < sizeof(struct xrxe_ring)) {
+		close(fd);
+		return -EPROTO;
+	}
+	r = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (r == MAP_FAILED)
+		return -errno;
+	/* Written once by the daemon before it handed the fd over; still, a
+	 * bad header must not send us outside the mapping. */
+	log2 = r->log2_elem_size;
+	mask = r->index_mask;
+	if (log2 > 20 || (1u << log2) < min_elem || (mask & (mask + 1)) != 0 || mask == 0 ||
+	    sizeof(struct xrxe_ring) + ((size_t)mask + 1) * ((size_t)1 << log2) > len) {
+		shim_err("malformed ring from the daemon (elem 2^%u, mask %#x, %zu bytes)", log2,
+			 mask, len);
+		munmap(r, len);
+		return -EPROTO;
+	}
+	q->ring = r;
+	q->map_len = len;
+	q->mask = mask;
+	q->log2_elem = log2;
+	q->prod = __atomic_load_n(&r->producer, __ATOMIC_RELAXED) & mask;
+	pthread_spin_init(&q->lock, PTHREAD_PROCESS_PRIVATE);
+	return 0;
+}
+
+void xrxe_wq_unmap(struct xrxe_wq *q)
+{
+	if (q->ring) {
+		munmap(q->ring, q->map_len);
+		pthread_spin_destroy(&q->lock);
+	}
+	q->ring = NULL;
+}
+
+/* --- open / close ---------------------------------------------------------------- */
+
+static struct ibv_context *open_device(struct ibv_device *device)
+{
+	struct xrxe_device *dev = to_xdev(device);
+	struct xrxe_context *ctx;
+	struct ibv_context *c;
+	int async[2] = { -1, -1 };
+	int ret;
+
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return xrxe_null_errno(ENOMEM);
+	ctx->dev = dev;
+	ctx->doorbell_fd = -1;
+	pthread_mutex_init(&ctx->obj_lock, NULL);
+	ret = xrxe_conn_open(&ctx->conn, dev->sock_path);
+	if (ret) {
+		shim_warn("%s: cannot reach the daemon at %s: %s", device->name, dev->sock_path,
+			  strerror(-ret));
+		goto fail_free;
+	}
+	/* Async events: the daemon writes struct xrxe_async_event records; the
+	 * read end is context->async_fd (blocking, like rdma-core's). */
+	if (pipe2(async, O_CLOEXEC) < 0) {
+		ret = -errno;
+		goto fail_conn;
+	}
+	ret = xrxe_hello(&ctx->conn, async[1], &ctx->page, &ctx->page_len, &ctx->doorbell_fd);
+	close(async[1]);
+	if (ret)
+		goto fail_pipe;
+	atomic_store(&dev->guid_be, __atomic_load_n(&ctx->page->node_guid, __ATOMIC_RELAXED));
+
+	c = &ctx->vctx.context;
+	c->device = device;
+	c->cmd_fd = ctx->conn.fd;
+	c->async_fd = async[0];
+	c->num_comp_vectors = 1;
+	pthread_mutex_init(&c->mutex, NULL);
+	c->ops.poll_cq = xrxe_poll_cq;
+	c->ops.req_notify_cq = xrxe_req_notify_cq;
+	c->ops.post_send = xrxe_post_send;
+	c->ops.post_recv = xrxe_post_recv;
+	c->ops.post_srq_recv = xrxe_post_srq_recv;
+	/* Every extended op is present (sz covers them all); the NULL ones make
+	 * verbs.h's inlines answer EOPNOTSUPP themselves. */
+	c->abi_compat = (void *)UINTPTR_MAX;
+	ctx->vctx.sz = sizeof(ctx->vctx);
+	ctx->vctx.query_port = xrxe_query_port_op;
+	ctx->vctx.query_device_ex = xrxe_query_device_ex_op;
+	ctx->vctx.create_cq_ex = xrxe_create_cq_ex_op;
+	ctx->vctx.create_qp_ex = xrxe_create_qp_ex_op;
+	return c;
+
+fail_pipe:
+	close(async[0]);
+fail_conn:
+	xrxe_conn_close(&ctx->conn);
+fail_free:
+	pthread_mutex_destroy(&ctx->obj_lock);
+	free(ctx);
+	/* rdma-core reports a vanished device as ENODEV */
+	errno = (ret == -ECONNREFUSED || ret == -ENOENT) ? ENODEV : -ret;
+	return NULL;
+}
+
+struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	return open_device(device);
+}
+
+int ibv_close_device(struct ibv_context *context)
+{
+	struct xrxe_context *ctx = to_xctx(context);
+
+	/* Closing the connection makes the daemon destroy whatever this context
+	 * still owns; rings and registered memory stay mapped here until the
+	 * application frees them (or exits). */
+	xrxe_conn_close(&ctx->conn);
+	munmap((void *)ctx->page, ctx->page_len);
+	close(ctx->doorbell_fd);
+	close(context->async_fd);
+	pthread_mutex_destroy(&context->mutex);
+	pthread_mutex_destroy(&ctx->obj_lock);
+	free(ctx);
+	return 0;
+}

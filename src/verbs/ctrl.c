@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Client side of the control protocol (include/xrxe/abi.h): one SOCK_SEQPACKET
+ * connection per verbs context, strict request -> reply with a sequence
+ * number, descriptors in SCM_RIGHTS. A mutex keeps one request in flight per
+ * connection, so verbs calls from several threads are safe.
+ */
+#include "verbs/shim.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* A control request may wait for the daemon to resolve a neighbour (modify
+ * QP to RTR); a daemon that is stopped must not hang the application forever. */
+#define XRXE_CTRL_TIMEOUT_S 60
+
+/* --- logging ----------------------------------------------------------------- */
+
+static int log_level = -1;
+
+void xrxe_shim_log(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_level < 0) {
+		const char *e = getenv("XRXE_LOG");
+
+		log_level = XRXE_SHIM_WARN;
+		if (e && !strcmp(e, "debug"))
+			log_level = XRXE_SHIM_DEBUG;
+		else if (e && !strcmp(e, "info"))
+			log_level = XRXE_SHIM_INFO;
+		else if (e && !strcmp(e, "error"))
+			log_level = XRXE_SHIM_ERR;
+	}
+	if (level > log_level)
+		return;
+	char line[512];
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "libibverbs (xrxe): %s\n", line);
+}
+
+/* --- connection --------------------------------------------------------------- */
+
+int xrxe_conn_open(struct xrxe_conn *c, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = XRXE_CTRL_TIMEOUT_S };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	c->fd = fd;
+	c->seq = 0;
+	pthread_mutex_init(&c->lock, NULL);
+	return 0;
+}
+
+void xrxe_conn_close(struct xrxe_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	pthread_mutex_destroy(&c->lock);
+}
+
+bool xrxe_conn_gone(int err)
+{
+	return err == -ECONNRESET || err == -EPIPE || err == -ENOTCONN || err == -ECONNREFUSED;
+}
+
+static void close_fds(const int *fds, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+static int send_req(int fd, const void *buf, size_t len, const int *fds, unsigned int nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * XRXE_MAX_CTRL_FDS)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t r;
+
+	if (nfds) {
+		struct cmsghdr *cm;
+
+		memset(&u, 0, sizeof(u));
+		msg.msg_control = u.buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	do
+		r = sendmsg(fd, &msg, MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+	return r == (ssize_t)len ? 0 : -EPROTO;
+}
+
+/* One datagram; returns its length or -errno, descriptors in fds/nfds. */
+static ssize_t recv_rep(int fd, void *buf, size_t len, int *fds, unsigned int *nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * XRXE_MAX_CTRL_FDS)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = u.buf,
+		.msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *cm;
+	ssize_t r;
+
+	*nfds = 0;
+	do
+		r = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		unsigned int n;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (unsigned int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		for (unsigned int i = 0; i < n; i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (*nfds < XRXE_MAX_CTRL_FDS)
+				fds[(*nfds)++] = f;
+			else
+				close(f);
+		}
+	}
+	if (r == 0)
+		return -ECONNRESET; /* the daemon closed the connection */
+	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+		close_fds(fds, *nfds);
+		*nfds = 0;
+		return -EPROTO;
+	}
+	return r;
+}
+
+int xrxe_conn_call(struct xrxe_conn *c, uint16_t op, void *req, size_t req_len, const int *fds,
+		   unsigned int nfds, void *rep, size_t rep_len, int *rfds, unsigned int *nrfds)
+{
+	struct xrxe_ctrl_hdr *h = req;
+	uint32_t buf[XRXE_MAX_CTRL_MSG / sizeof(uint32_t)];
+	const struct xrxe_ctrl_hdr *rh = (const void *)buf;
+	int got[XRXE_MAX_CTRL_FDS];
+	unsigned int ngot = 0, want = nrfds ? *nrfds : 0;
+	ssize_t r;
+	int ret;
+
+	if (nrfds)
+		*nrfds = 0;
+	if (req_len < sizeof(*h) || req_len > XRXE_MAX_CTRL_MSG || rep_len > sizeof(buf) ||
+	    nfds > XRXE_MAX_CTRL_FDS)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	if (c->fd < 0) {
+		ret = -ENOTCONN;
+		goto out;
+	}
+	h->op = op;
+	h->flags = 0;
+	h->length = (uint32_t)req_len;
+	h->seq = ++c->seq;
+	h->status = 0;
+	ret = send_req(c->fd, req, req_len, fds, nfds);
+	if (ret)
+		goto out;
+	for (;;) {
+		r = recv_rep(c->fd, buf, sizeof(buf), got, &ngot);
+		if (r < 0) {
+			ret = (int)r;
+			goto out;
+		}
+		if ((size_t)r < sizeof(*rh) || rh->length != (uint32_t)r) {
+			ret = -EPROTO;
+			goto out_fds;
+		}
+		/* A reply to an earlier request that timed out: drop it. */
+		if (rh->seq != h->seq) {
+			close_fds(got, ngot);
+			ngot = 0;
+			continue;
+		}
+		break;
+	}
+	if (rh->op != op) {
+		ret = -EPROTO;
+		goto out_fds;
+	}
+	if (rh->status) {
+		ret = rh->status < 0 && rh->status > -4096 ? rh->status : -EPROTO;
+		goto out_fds;
+	}
+	if ((size_t)r < rep_len) {
+		shim_err("daemon reply to op %u is %zd bytes, expected %zu (ABI mismatch?)", op, r,
+			 rep_len);
+		ret = -EPROTO;
+		goto out_fds;
+	}
+	if (rep)
+		memcpy(rep, buf, rep_len);
+	for (unsigned int i = 0; i < ngot; i++) {
+		if (i < want)
+			rfds[i] = got[i];
+		else
+			close(got[i]);
+	}
+	if (nrfds)
+		*nrfds = ngot < want ? ngot : want;
+	ret = 0;
+	goto out;
+out_fds:
+	close_fds(got, ngot);
+out:
+	pthread_mutex_unlock(&c->lock);
+	if (ret && ret != -ENOENT)
+		shim_dbg("control op %u: %s", op, strerror(-ret));
+	return ret;
+}

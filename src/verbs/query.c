@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Device, port, GID and P_Key queries, all answered from the daemon's device
+ * page without a round trip. Port state and the GID table change at run time
+ * (addresses come and go), so reads go through the page's seqlock.
+ *
+ * GID semantics follow rdma-core 44 (ref/verbs-abi.md §4): ibv_query_gid
+ * returns 0 and an all-zero GID for an empty slot; _ibv_query_gid_ex returns
+ * ENODATA for it; ibv_query_gid_type (PRIVATE_34, for ibv_devinfo) speaks the
+ * *sysfs* enum (0 = IB/RoCE v1, 1 = RoCE v2) and says v1 for an empty slot.
+ */
+#include "verbs/shim.h"
+
+#include <endian.h>
+#include <sched.h>
+#include <string.h>
+
+#define XRXE_PORT 1 /* one port per device */
+
+/* The sysfs gid type enum of rdma-core's driver.h (not installed). */
+enum { XRXE_GID_TYPE_SYSFS_IB_ROCE_V1 = 0, XRXE_GID_TYPE_SYSFS_ROCE_V2 = 1 };
+
+int xrxe_page_read(const struct xrxe_context *ctx, struct xrxe_page_snapshot *s)
+{
+	const struct xrxe_dev_page *p = ctx->page;
+
+	for (int tries = 0; tries < 1000000; tries++) {
+		uint32_t seq = __atomic_load_n(&p->seq, __ATOMIC_ACQUIRE);
+
+		if (seq & 1) { /* the daemon is writing */
+			if (tries > 64)
+				sched_yield();
+			continue;
+		}
+		memcpy(&s->dev_attr, &p->dev_attr, sizeof(s->dev_attr));
+		memcpy(&s->port_attr, &p->port_attr, sizeof(s->port_attr));
+		memcpy(s->gids, p->gids, sizeof(s->gids));
+		memcpy(s->ifname, p->ifname, sizeof(s->ifname));
+		s->node_guid = p->node_guid;
+		/* The copies above must complete before the re-check. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&p->seq, __ATOMIC_RELAXED) == seq) {
+			s->ifname[sizeof(s->ifname) - 1] = '\0';
+			return 0;
+		}
+	}
+	shim_err("device page of %s never became stable (daemon stuck?)", ctx->dev->dev.name);
+	return -EAGAIN;
+}
+
+int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
+{
+	struct xrxe_page_snapshot s;
+
+	if (xrxe_page_read(to_xctx(context), &s))
+		return EIO;
+	*attr = s.dev_attr;
+	return 0;
+}
+
+int xrxe_query_device_ex_op(struct ibv_context *context, const struct ibv_query_device_ex_input *in,
+			    struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ibv_device_attr_ex ex;
+	struct xrxe_page_snapshot s;
+
+	if (in && in->comp_mask)
+		return EINVAL;
+	if (attr_size < sizeof(attr->orig_attr))
+		return EINVAL;
+	if (xrxe_page_read(to_xctx(context), &s))
+		return EIO;
+	memset(&ex, 0, sizeof(ex));
+	ex.orig_attr = s.dev_attr;
+	ex.device_cap_flags_ex = s.dev_attr.device_cap_flags;
+	/* Completion timestamps are the daemon's CLOCK_REALTIME in ns
+	 * (xrxe_cqe.timestamp_ns): a 1 GHz "HCA clock" that never wraps. */
+	ex.completion_timestamp_mask = UINT64_MAX;
+	ex.hca_core_clock = 1000000; /* kHz */
+	ex.phys_port_cnt_ex = s.dev_attr.phys_port_cnt;
+	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
+	if (attr_size > sizeof(ex))
+		memset((char *)attr + sizeof(ex), 0, attr_size - sizeof(ex));
+	return 0;
+}
+
+/* verbs_context.query_port: the inline ibv_query_port() passes the size of the
+ * application's struct; copy no more than that. */
+int xrxe_query_port_op(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
+		       size_t attr_len)
+{
+	struct xrxe_page_snapshot s;
+
+	if (port_num != XRXE_PORT)
+		return EINVAL;
+	if (xrxe_page_read(to_xctx(context), &s))
+		return EIO;
+	memset(attr, 0, attr_len);
+	memcpy(attr, &s.port_attr, attr_len < sizeof(s.port_attr) ? attr_len : sizeof(s.port_attr));
+	return 0;
+}
+
+/* The exported symbol is only reached by binaries built without the inline
+ * path, whose struct _compat_ibv_port_attr (declared, never defined, in
+ * verbs.h) ends before port_cap_flags2: 48 bytes. */
+int ibv_query_port(struct ibv_context *context, uint8_t port_num, struct _compat_ibv_port_attr *attr)
+{
+	return xrxe_query_port_op(context, port_num, (struct ibv_port_attr *)attr,
+				  offsetof(struct ibv_port_attr, port_cap_flags2));
+}
+
+/* Slot index within the table, or -1 (errno EINVAL). */
+static int gid_slot(const struct xrxe_page_snapshot *s, uint32_t port, uint32_t index)
+{
+	uint32_t len = (uint32_t)s->port_attr.gid_tbl_len;
+
+	if (len > XRXE_GID_TABLE_LEN)
+		len = XRXE_GID_TABLE_LEN;
+	if (port != XRXE_PORT || index >= len) {
+		errno = EINVAL;
+		return -1;
+	}
+	return (int)index;
+}
+
+int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid)
+{
+	struct xrxe_page_snapshot s;
+	int i;
+
+	if (xrxe_page_read(to_xctx(context), &s)) {
+		errno = EIO;
+		return -1;
+	}
+	if (index < 0 || (i = gid_slot(&s, port_num, (uint32_t)index)) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (s.gids[i].valid)
+		*gid = s.gids[i].gid;
+	else
+		memset(gid, 0, sizeof(*gid));
+	return 0;
+}
+
+static void fill_entry(struct ibv_gid_entry *e, const struct xrxe_gid_slot *g, uint32_t index)
+{
+	memset(e, 0, sizeof(*e));
+	e->gid = g->gid;
+	e->gid_index = index;
+	e->port_num = XRXE_PORT;
+	e->gid_type = g->gid_type;
+	e->ndev_ifindex = g->ifindex;
+}
+
+int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
+		      struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
+{
+	struct xrxe_page_snapshot s;
+	int i;
+
+	if (flags)
+		return EOPNOTSUPP;
+	if (entry_size < sizeof(*entry))
+		return EINVAL;
+	if (xrxe_page_read(to_xctx(context), &s))
+		return EIO;
+	i = gid_slot(&s, port_num, gid_index);
+	if (i < 0)
+		return EINVAL;
+	if (!s.gids[i].valid)
+		return ENODATA;
+	fill_entry(entry, &s.gids[i], gid_index);
+	return 0;
+}
+
+ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
+			     size_t max_entries, uint32_t flags, size_t entry_size)
+{
+	struct xrxe_page_snapshot s;
+	size_t n = 0;
+	uint32_t len;
+
+	if (flags)
+		return -EOPNOTSUPP;
+	if (entry_size < sizeof(*entries))
+		return -EINVAL;
+	if (xrxe_page_read(to_xctx(context), &s))
+		return -EIO;
+	len = (uint32_t)s.port_attr.gid_tbl_len;
+	if (len > XRXE_GID_TABLE_LEN)
+		len = XRXE_GID_TABLE_LEN;
+	for (uint32_t i = 0; i < len; i++) {
+		if (!s.gids[i].valid)
+			continue;
+		if (n == max_entries)
+			return -EINVAL; /* rdma-core: the array is too small */
+		fill_entry((struct ibv_gid_entry *)((char *)entries + n * entry_size), &s.gids[i], i);
+		n++;
+	}
+	return (ssize_t)n;
+}
+
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+		       uint32_t *type)
+{
+	struct xrxe_page_snapshot s;
+	int i;
+
+	if (xrxe_page_read(to_xctx(context), &s)) {
+		errno = EIO;
+		return -1;
+	}
+	i = gid_slot(&s, port_num, index);
+	if (i < 0)
+		return -1;
+	*type = s.gids[i].valid && s.gids[i].gid_type == IBV_GID_TYPE_ROCE_V2
+			? XRXE_GID_TYPE_SYSFS_ROCE_V2
+			: XRXE_GID_TYPE_SYSFS_IB_ROCE_V1;
+	return 0;
+}
+
+int xrxe_find_gid(struct ibv_context *context, uint8_t port, const union ibv_gid *gid)
+{
+	struct xrxe_page_snapshot s;
+
+	if (port != XRXE_PORT || xrxe_page_read(to_xctx(context), &s))
+		return -1;
+	for (int i = 0; i < XRXE_GID_TABLE_LEN && i < s.port_attr.gid_tbl_len; i++)
+		if (s.gids[i].valid && !memcmp(&s.gids[i].gid, gid, sizeof(*gid)))
+			return i;
+	return -1;
+}
+
+/* One P_Key: the default full-membership 0xffff at index 0 (RoCE has no
+ * partitions on the wire beyond the BTH default). Network byte order. */
+int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index, __be16 *pkey)
+{
+	struct xrxe_page_snapshot s;
+
+	if (xrxe_page_read(to_xctx(context), &s)) {
+		errno = EIO;
+		return -1;
+	}
+	/* only index 0 exists; a longer advertised table has empty slots */
+	if (port_num != XRXE_PORT || index < 0 ||
+	    index >= (s.port_attr.pkey_tbl_len ? s.port_attr.pkey_tbl_len : 1)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (index > 0) {
+		*pkey = 0;
+		return 0;
+	}
+	*pkey = htobe16(0xffff);
+	return 0;
+}
+
+int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, __be16 pkey)
+{
+	__be16 p;
+
+	if (ibv_query_pkey(context, port_num, 0, &p))
+		return -1;
+	if (p == pkey)
+		return 0;
+	errno = ENOENT;
+	return -1;
+}

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the verbs shim (libibverbs.so.1 for xrxe).
+ *
+ * Visibility: the shim is compiled with -fvisibility=hidden. <infiniband/
+ * verbs.h> is included with default visibility pushed, so every verbs API
+ * function we define with the header's own prototype is exported (and typed
+ * by the header); the version script then puts each name in its node.
+ * Symbols that verbs.h does not declare (sysfs helpers, kernel-ABI copies,
+ * PRIVATE_34 provider entry points) are declared below with XRXE_API, and
+ * the compat aliases (name@IBVERBS_1.0) with XRXE_COMPAT.
+ */
+#ifndef XRXE_VERBS_SHIM_H
+#define XRXE_VERBS_SHIM_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#pragma GCC visibility push(default)
+#include <infiniband/verbs.h>
+#include <infiniband/sa.h>
+#pragma GCC visibility pop
+
+/* verbs.h turns these into macros around inline helpers; we define the real
+ * exported functions (ref/verbs-abi.md §5.3 pitfall 5). */
+#undef ibv_query_port
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+#undef ibv_get_device_list
+
+#include "xrxe/abi.h"
+
+#define XRXE_API __attribute__((visibility("default")))
+/* A non-default version of an exported name: the C symbol stays local (the
+ * version script's "local: *"), only name@VER is exported. */
+#define XRXE_COMPAT(sym) __attribute__((visibility("default"), symver(sym)))
+
+#define xrxe_container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* --- logging (stderr, XRXE_LOG=debug|info|warn|error; default warn) --------- */
+enum { XRXE_SHIM_ERR, XRXE_SHIM_WARN, XRXE_SHIM_INFO, XRXE_SHIM_DEBUG };
+void xrxe_shim_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define shim_err(...) xrxe_shim_log(XRXE_SHIM_ERR, __VA_ARGS__)
+#define shim_warn(...) xrxe_shim_log(XRXE_SHIM_WARN, __VA_ARGS__)
+#define shim_dbg(...) xrxe_shim_log(XRXE_SHIM_DEBUG, __VA_ARGS__)
+
+/* --- control connection (ctrl.c) ---------------------------------------------- */
+struct xrxe_conn {
+	int fd;
+	pthread_mutex_t lock; /* one request/reply in flight per connection */
+	uint32_t seq;
+};
+
+int xrxe_conn_open(struct xrxe_conn *c, const char *path);
+void xrxe_conn_close(struct xrxe_conn *c);
+/*
+ * One round trip. req starts with struct xrxe_ctrl_hdr (op, length and seq are
+ * filled in here). On success (0) the first rep_len bytes of the reply are in
+ * rep and up to *nrfds received descriptors in rfds (*nrfds updated; extra
+ * ones are closed). Returns 0 or -errno (the daemon's status, or a transport
+ * error: -ECONNRESET when the daemon is gone, -EPROTO for a malformed reply).
+ */
+int xrxe_conn_call(struct xrxe_conn *c, uint16_t op, void *req, size_t req_len, const int *fds,
+		   unsigned int nfds, void *rep, size_t rep_len, int *rfds, unsigned int *nrfds);
+/* The daemon no longer exists: destroy paths treat the object as gone. */
+bool xrxe_conn_gone(int err);
+
+/* --- devices (device.c) ---------------------------------------------------------- */
+struct xrxe_device {
+	struct ibv_device dev;
+	/* Where rdma-core's struct verbs_device keeps its ops pointer: the real
+	 * libmlx5/libefa compare it with their own (§5.3 pitfall 2). */
+	const void *verbs_ops;
+	char ifname[32];
+	char sock_path[108];
+	int index;
+	bool present;
+	_Atomic uint64_t guid_be; /* 0 until learnt from a device page */
+};
+_Static_assert(offsetof(struct xrxe_device, verbs_ops) == 664, "verbs_device ops at +664");
+
+static inline struct xrxe_device *to_xdev(struct ibv_device *d)
+{
+	return xrxe_container_of(d, struct xrxe_device, dev);
+}
+
+/* --- context (context.c) ---------------------------------------------------------- */
+enum xrxe_obj_type { XRXE_OBJ_CQ = 1, XRXE_OBJ_QP, XRXE_OBJ_SRQ };
+
+/* Handle -> object, for completion and async events. */
+struct xrxe_obj {
+	struct xrxe_obj *next;
+	uint32_t type, handle;
+	void *ptr;
+};
+
+struct xrxe_context {
+	struct xrxe_device *dev;
+	struct xrxe_conn conn;
+	const struct xrxe_dev_page *page;
+	size_t page_len;
+	int doorbell_fd;
+	pthread_mutex_t obj_lock;
+	struct xrxe_obj *objs;
+	bool fatal_reported; /* the daemon went away: one IBV_EVENT_DEVICE_FATAL */
+	struct verbs_context vctx; /* &vctx.context is what the application sees */
+};
+
+static inline struct xrxe_context *to_xctx(struct ibv_context *c)
+{
+	return xrxe_container_of(c, struct xrxe_context, vctx.context);
+}
+
+void xrxe_obj_add(struct xrxe_context *ctx, struct xrxe_obj *o, uint32_t type, uint32_t handle,
+		  void *ptr);
+void xrxe_obj_del(struct xrxe_context *ctx, struct xrxe_obj *o);
+void *xrxe_obj_find(struct xrxe_context *ctx, uint32_t type, uint32_t handle);
+
+/* HELLO on a fresh connection: maps the device page, returns the doorbell
+ * eventfd and hands the daemon async_wr (write end of the async pipe, or -1
+ * for a probe that creates a throwaway pipe). 0 or -errno. */
+int xrxe_hello(struct xrxe_conn *c, int async_wr, const struct xrxe_dev_page **page,
+	       size_t *page_len, int *doorbell);
+
+/* The SQ doorbell (abi.h xrxe_dev_page.daemon_sleeping): after publishing a
+ * producer index. */
+void xrxe_ring_doorbell(struct xrxe_context *ctx);
+
+/* Simple handle request (DEALLOC_PD, DEREG_MR, DESTROY_*): 0 or -errno;
+ * 0 as well when the daemon is gone (its side of the object is gone too). */
+int xrxe_ctrl_destroy(struct xrxe_context *ctx, uint16_t op, uint32_t handle);
+
+/* --- device page (query.c) ----------------------------------------------------- */
+/* Consistent copy of the port/GID part of the device page (seqlock). */
+struct xrxe_page_snapshot {
+	struct ibv_device_attr dev_attr;
+	struct ibv_port_attr port_attr;
+	struct xrxe_gid_slot gids[XRXE_GID_TABLE_LEN];
+	uint64_t node_guid;
+	char ifname[16];
+};
+int xrxe_page_read(const struct xrxe_context *ctx, struct xrxe_page_snapshot *s);
+int xrxe_query_port_op(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
+		       size_t attr_len);
+int xrxe_query_device_ex_op(struct ibv_context *context, const struct ibv_query_device_ex_input *in,
+			    struct ibv_device_attr_ex *attr, size_t attr_size);
+/* Index of gid in the port's table, or -1. */
+int xrxe_find_gid(struct ibv_context *context, uint8_t port, const union ibv_gid *gid);
+
+/* --- rings ------------------------------------------------------------------------- */
+struct xrxe_wq {
+	struct xrxe_ring *ring;
+	size_t map_len;
+	uint32_t mask;
+	uint32_t log2_elem;
+	uint32_t prod; /* private producer (SQ/RQ/SRQ: the shim owns it) */
+	uint32_t max_sge;
+	uint32_t max_inline;
+	pthread_spinlock_t lock;
+};
+
+/* mmap ring fd (closed here) and check its header against what the daemon
+ * said: 0 or -errno. */
+int xrxe_wq_map(struct xrxe_wq *q, int fd, size_t len, uint32_t min_elem);
+void xrxe_wq_unmap(struct xrxe_wq *q);
+
+static inline void *xrxe_wq_slot(const struct xrxe_wq *q, uint32_t idx)
+{
+	return q->ring->data + ((size_t)(idx & q->mask) << q->log2_elem);
+}
+
+/* Post receive WQEs on an RQ or SRQ ring (lock taken inside). */
+int xrxe_post_recv_ring(struct xrxe_wq *q, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
+/* --- objects ------------------------------------------------------------------------- */
+struct xrxe_pd {
+	struct ibv_pd pd;
+};
+
+struct xrxe_mr {
+	struct ibv_mr mr;
+	void *remap_addr; /* what mr_remap acquired */
+	size_t remap_len;
+};
+
+struct xrxe_channel {
+	struct ibv_comp_channel ch;
+	uint32_t handle;
+};
+
+struct xrxe_cq {
+	struct ibv_cq_ex cqx; /* first: ibv_cq_ex_to_cq() is a cast */
+	struct xrxe_obj obj;
+	struct xrxe_ring *ring;
+	size_t map_len;
+	uint32_t mask, log2_elem;
+	uint32_t cons;               /* private consumer */
+	pthread_spinlock_t lock;
+	const struct xrxe_cqe *cur;  /* extended poll: the entry being read */
+	uint64_t wc_flags;
+	uint32_t events_reported;
+	uint32_t empty_polls; /* see daemon_gone() in cq.c */
+};
+
+static inline struct xrxe_cq *to_xcq(struct ibv_cq *cq)
+{
+	return (struct xrxe_cq *)(void *)cq;
+}
+
+struct xrxe_qp {
+	struct ibv_qp_ex qpx; /* first: qp_base is what the application holds */
+	struct xrxe_obj obj;
+	struct xrxe_wq sq, rq;
+	bool has_rq;
+	bool ex;              /* created with send ops: ibv_qp_to_qp_ex() works */
+	uint32_t sq_sig_all;
+	struct ibv_qp_cap cap;
+	/* ibv_wr_* session state (under sq.lock, between wr_start and
+	 * wr_complete/wr_abort) */
+	uint32_t wr_prod;
+	struct xrxe_send_wqe *wr_cur;
+	int wr_err;
+};
+
+static inline struct xrxe_qp *to_xqp(struct ibv_qp *qp)
+{
+	return (struct xrxe_qp *)(void *)qp;
+}
+
+struct xrxe_srq {
+	struct ibv_srq srq;
+	struct xrxe_obj obj;
+	struct xrxe_wq rq;
+	uint32_t srq_limit;
+};
+
+struct xrxe_ah {
+	struct ibv_ah ah; /* ah.handle: the daemon handle, for DESTROY_AH */
+	uint32_t ah_num;  /* what UD WQEs carry (abi.h CREATE_AH) */
+};
+
+static inline uint32_t xrxe_ah_num(const struct ibv_ah *ah)
+{
+	return xrxe_container_of(ah, struct xrxe_ah, ah)->ah_num;
+}
+
+/* ops installed by context.c */
+int xrxe_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+int xrxe_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int xrxe_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int xrxe_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int xrxe_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+struct ibv_cq_ex *xrxe_create_cq_ex_op(struct ibv_context *context,
+				       struct ibv_cq_init_attr_ex *attr);
+struct ibv_qp *xrxe_create_qp_ex_op(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+
+/* --- exports verbs.h does not declare ---------------------------------------------- */
+struct ib_uverbs_ah_attr;
+struct ib_uverbs_qp_attr;
+struct ib_user_path_rec;
+
+XRXE_API const char *ibv_get_sysfs_path(void);
+XRXE_API int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
+XRXE_API void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, struct ib_uverbs_ah_attr *src);
+XRXE_API void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_attr *src);
+XRXE_API void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_path_rec *src);
+XRXE_API void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *src);
+XRXE_API int ibv_dontfork_range(void *base, size_t size);
+XRXE_API int ibv_dofork_range(void *base, size_t size);
+XRXE_API int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+				uint32_t *type);
+
+/* Thin internal helpers shared by files. */
+struct ibv_mr *xrxe_reg_mr_common(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+				  unsigned int access);
+struct ibv_ah *xrxe_create_ah_common(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int xrxe_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, const struct ibv_wc *wc,
+			 const struct ibv_grh *grh, struct ibv_ah_attr *ah_attr);
+
+/* errno-style return helpers: the verbs API mixes three conventions. */
+static inline void *xrxe_null_errno(int err)
+{
+	errno = err;
+	return NULL;
+}
+
+#endif /* XRXE_VERBS_SHIM_H */

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared receive queues: a receive ring like a QP's RQ, created by the
+ * daemon. Resizing (IBV_SRQ_MAX_WR) is not offered yet.
+ */
+#include "verbs/shim.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init)
+{
+	struct xrxe_context *ctx = to_xctx(pd->context);
+	struct xrxe_ctrl_srq req;
+	struct xrxe_ctrl_srq_reply rep;
+	struct xrxe_srq *srq;
+	unsigned int nfd = 1;
+	int fd, ret;
+
+	if (init->attr.max_wr == 0 || init->attr.max_wr > XRXE_MAX_QP_WR ||
+	    init->attr.max_sge > XRXE_MAX_SGE)
+		return xrxe_null_errno(EINVAL);
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return xrxe_null_errno(ENOMEM);
+	memset(&req, 0, sizeof(req));
+	req.pd = pd->handle;
+	req.handle = XRXE_NO_HANDLE;
+	req.attr = init->attr;
+	ret = xrxe_conn_call(&ctx->conn, XRXE_CTRL_CREATE_SRQ, &req, sizeof(req), NULL, 0, &rep,
+			     sizeof(rep), &fd, &nfd);
+	if (ret)
+		goto fail;
+	if (nfd != 1 || rep.attr.max_sge > XRXE_MAX_SGE) {
+		if (nfd)
+			close(fd);
+		ret = -EPROTO;
+		goto fail_destroy;
+	}
+	ret = xrxe_wq_map(&srq->rq, fd, rep.ring_size,
+			  (uint32_t)(sizeof(struct xrxe_recv_wqe) +
+				     rep.attr.max_sge * sizeof(struct xrxe_sge)));
+	if (ret)
+		goto fail_destroy;
+	srq->rq.max_sge = rep.attr.max_sge;
+	srq->srq_limit = rep.attr.srq_limit;
+	srq->srq.context = pd->context;
+	srq->srq.srq_context = init->srq_context;
+	srq->srq.pd = pd;
+	srq->srq.handle = rep.handle;
+	pthread_mutex_init(&srq->srq.mutex, NULL);
+	pthread_cond_init(&srq->srq.cond, NULL);
+	init->attr = rep.attr; /* granted capacities, as rdma-core reports */
+	xrxe_obj_add(ctx, &srq->obj, XRXE_OBJ_SRQ, rep.handle, srq);
+	return &srq->srq;
+
+fail_destroy:
+	xrxe_ctrl_destroy(ctx, XRXE_CTRL_DESTROY_SRQ, rep.handle);
+fail:
+	free(srq);
+	return xrxe_null_errno(-ret);
+}
+
+int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int attr_mask)
+{
+	struct xrxe_ctrl_srq req;
+
+	if (attr_mask & IBV_SRQ_MAX_WR)
+		return EOPNOTSUPP; /* would need a new ring */
+	memset(&req, 0, sizeof(req));
+	req.pd = XRXE_NO_HANDLE;
+	req.handle = srq->handle;
+	req.attr_mask = (uint32_t)attr_mask;
+	req.attr = *attr;
+	return -xrxe_conn_call(&to_xctx(srq->context)->conn, XRXE_CTRL_MODIFY_SRQ, &req, sizeof(req),
+			       NULL, 0, NULL, 0, NULL, NULL);
+}
+
+int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct xrxe_ctrl_srq req;
+	struct xrxe_ctrl_srq_reply rep;
+	int ret;
+
+	memset(&req, 0, sizeof(req));
+	req.pd = XRXE_NO_HANDLE;
+	req.handle = srq->handle;
+	ret = xrxe_conn_call(&to_xctx(srq->context)->conn, XRXE_CTRL_QUERY_SRQ, &req, sizeof(req),
+			     NULL, 0, &rep, sizeof(rep), NULL, NULL);
+	if (ret)
+		return -ret;
+	*attr = rep.attr;
+	return 0;
+}
+
+int ibv_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct xrxe_srq *srq = xrxe_container_of(ibsrq, struct xrxe_srq, srq);
+	int ret;
+
+	ret = xrxe_ctrl_destroy(to_xctx(ibsrq->context), XRXE_CTRL_DESTROY_SRQ, ibsrq->handle);
+	if (ret)
+		return -ret;
+	xrxe_obj_del(to_xctx(ibsrq->context), &srq->obj);
+	xrxe_wq_unmap(&srq->rq);
+	pthread_mutex_destroy(&ibsrq->mutex);
+	pthread_cond_destroy(&ibsrq->cond);
+	free(srq);
+	return 0;
+}
+
+int xrxe_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	return xrxe_post_recv_ring(&xrxe_container_of(ibsrq, struct xrxe_srq, srq)->rq, wr, bad);
+}

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xrxe qp, and the daemon part of xrxe stats: both ask the running xrxed of an
+ * interface over its control socket (abi.h XRXE_CTRL_STATS, no HELLO needed),
+ * which answers with a sealed memfd holding text or JSON.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "daemon/ctrl_msg.h"
+
+int xrxe_daemon_report(const char *ifname, unsigned flags, FILE *out)
+{
+	union {
+		struct xrxe_ctrl_stats_reply rep;
+		uint8_t raw[XRXE_MAX_CTRL_MSG];
+	} u;
+	struct xrxe_ctrl_hdr req = { .op = XRXE_CTRL_STATS, .flags = (uint16_t)flags, .seq = 1 };
+	int fds[XRXE_MAX_CTRL_FDS];
+	unsigned nfds = 0;
+	char *text = NULL;
+	ssize_t n;
+	int sock, err = 0;
+
+	sock = xrxe_ctrl_connect(ifname);
+	if (sock < 0)
+		return sock;
+	n = xrxe_ctrl_call(sock, &req, sizeof(req), NULL, 0, &u, sizeof(u), fds, &nfds);
+	close(sock);
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n != sizeof(u.rep) || u.rep.hdr.status || nfds != 1) {
+		err = u.rep.hdr.status ? u.rep.hdr.status : -EPROTO;
+		goto out;
+	}
+	if (u.rep.size > (64u << 20)) { /* our own daemon never writes that much */
+		err = -EFBIG;
+		goto out;
+	}
+	text = malloc(u.rep.size + 1);
+	if (!text) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (pread(fds[0], text, u.rep.size, 0) != (ssize_t)u.rep.size) {
+		err = -EIO;
+		goto out;
+	}
+	/* JSON comes with its own newline; drop it so callers can embed it. */
+	while (u.rep.size && text[u.rep.size - 1] == '\n')
+		u.rep.size--;
+	fwrite(text, 1, u.rep.size, out);
+out:
+	free(text);
+	for (unsigned i = 0; i < nfds; i++)
+		close(fds[i]);
+	return err;
+}
+
+static const struct option opt_json[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static int run_qp(int argc, char **argv)
+{
+	const struct xrxe_command *cmd = &xrxe_cmd_qp;
+	bool json = false;
+	int c, err;
+
+	while ((c = xrxe_cli_getopt(cmd, argc, argv, "j", opt_json)) != -1) {
+		if (c != 'j')
+			return XRXE_EXIT_USAGE;
+		json = true;
+	}
+	if (!xrxe_cli_positionals(cmd, argc, 1, 1, "IFACE"))
+		return XRXE_EXIT_USAGE;
+	err = xrxe_daemon_report(argv[optind], XRXE_STATS_F_QP | (json ? XRXE_STATS_F_JSON : 0),
+				 stdout);
+	if (err) {
+		fprintf(stderr, "xrxe: qp: %s: %s\n", argv[optind],
+			err == -ENOENT || err == -ECONNREFUSED ? "no xrxed runs for this interface"
+								: strerror(-err));
+		return XRXE_EXIT_FAILURE;
+	}
+	fputc('\n', stdout);
+	return XRXE_EXIT_OK;
+}
+
+const struct xrxe_command xrxe_cmd_qp = {
+	.name = "qp",
+	.summary = "show the queue pairs of an interface's daemon",
+	.run = run_qp,
+	.help =
+	"NAME\n"
+	"    xrxe qp - show the queue pairs of an interface's daemon\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    xrxe qp IFACE [--json]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Asks the xrxed(8) serving IFACE for every queue pair it runs: QPN, type,\n"
+	"    state, the peer's QPN, the next PSN to send, the oldest unacknowledged\n"
+	"    PSN, the next PSN expected, packet and byte counters, retransmissions,\n"
+	"    timeouts, RNR and sequence NAKs received/sent, and duplicates.\n"
+	"\n"
+	"OPTIONS\n"
+	"    -j, --json\n"
+	"        {\"interface\": IFACE, \"qps\": [{\"qpn\", \"type\", \"state\", ...}]}\n"
+	"    -h, --help\n"
+	"        show this page.\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0  shown\n"
+	"    1  failed: no daemon runs for IFACE\n"
+	"    2  usage error\n"
+	"\n"
+	"EXAMPLES\n"
+	"    xrxe qp eth0\n"
+	"    watch -n1 xrxe qp eth0\n"
+	"\n"
+	"SEE ALSO\n"
+	"    xrxe stats, xrxed(8)\n",
+};
