@@ -42,6 +42,7 @@
 #define NQP 2 /* QP 0: data + atomics; QP 1: concurrent atomics */
 #define MAX_MSG (1u << 20)
 #define SEND_DEPTH 64
+#define RECV_SLOTS 8 /* posted receives, each MAX_MSG bytes, in their own region */
 #define ATOMIC_ITERS 2000
 
 struct opts {
@@ -67,7 +68,10 @@ struct ctx {
 	struct ibv_cq *cq;
 	struct ibv_qp *qp[NQP];
 	struct ibv_mr *mr;
-	uint8_t *buf;      /* data region: 2 * region bytes + atomic area */
+	/* buf: [0, region) WRITE target, [region, 2 region) READ pattern (server)
+	 * or read-back area (client), then RECV_SLOTS receive buffers that
+	 * nothing else touches, then the 8-byte atomic counter. */
+	uint8_t *buf;
 	size_t region;     /* bytes per half */
 	uint64_t *counter; /* server: the atomic target; client: results */
 	struct ibv_port_attr port;
@@ -191,13 +195,14 @@ static void setup(struct ctx *c, const struct opts *o)
 		die("pd/cq");
 	c->region = 16u << 20;
 	/* Unaligned on purpose: the buffer starts 3 bytes into the allocation. */
-	uint8_t *raw = malloc(2 * c->region + 64 + 3);
+	size_t bytes = 2 * c->region + (size_t)RECV_SLOTS * MAX_MSG + 64;
+	uint8_t *raw = malloc(bytes + 3);
 
 	if (!raw)
 		die("malloc");
 	c->buf = raw + 3;
-	c->counter = (uint64_t *)(((uintptr_t)(c->buf + 2 * c->region) + 7) & ~(uintptr_t)7);
-	c->mr = ibv_reg_mr(c->pd, c->buf, 2 * c->region + 60,
+	c->counter = (uint64_t *)(((uintptr_t)(c->buf + bytes - 16)) & ~(uintptr_t)7);
+	c->mr = ibv_reg_mr(c->pd, c->buf, bytes,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 				   IBV_ACCESS_REMOTE_ATOMIC);
 	if (!c->mr)
@@ -398,14 +403,16 @@ static uint64_t client_data(struct ctx *c, const struct opts *o, const struct pe
 /* Server side: verify every SEND until the END message. Returns the count. */
 static uint64_t server_data(struct ctx *c, const struct opts *o)
 {
-	const size_t slot = MAX_MSG;
+	const size_t base = 2 * c->region;
 	uint64_t got = 0;
 
-	for (unsigned i = 0; i < SEND_DEPTH; i++)
-		post_recv(c, i, (size_t)i * slot % (c->region - slot));
+	/* Each receive has a slot of its own, reposted only after its message
+	 * was checked; RNR NAKs cover the client running ahead. */
+	for (unsigned i = 0; i < RECV_SLOTS; i++)
+		post_recv(c, i, base + (size_t)i * MAX_MSG);
 	for (;;) {
 		struct ibv_wc wc = wait_wc(c);
-		size_t off = (size_t)wc.wr_id * slot % (c->region - slot);
+		size_t off = base + (size_t)wc.wr_id * MAX_MSG;
 
 		if (wc.opcode != IBV_WC_RECV)
 			fail("server: unexpected completion opcode %d", wc.opcode);
