@@ -107,7 +107,16 @@ int xrxe_tp_cq_resize(struct xrxe_tp *tp, struct xrxe_tp_cq *cq, struct xrxe_rin
 static void cq_notify(struct xrxe_tp_cq *cq, bool solicited)
 {
 	_Atomic uint32_t *notify = (_Atomic uint32_t *)&cq->ring->notify;
-	uint32_t armed = atomic_load_explicit(notify, memory_order_relaxed);
+	uint32_t armed;
+
+	/* Dekker with the shim's ibv_req_notify_cq: it stores notify, fences,
+	 * then polls the producer; we stored the producer (release), fence,
+	 * then read notify. Without this full fence the producer store can
+	 * still sit in the store buffer when we read notify (x86 reorders a
+	 * store with a later load): we read "not armed", the application
+	 * reads the old producer, and both wait forever. */
+	atomic_thread_fence(memory_order_seq_cst);
+	armed = atomic_load_explicit(notify, memory_order_relaxed);
 
 	/* NEXT fires on any CQE, SOLICITED only on solicited or error CQEs
 	 * (IBA 11.4.2.2, request completion notification). The

@@ -100,6 +100,10 @@ int xrxe_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 		__atomic_compare_exchange_n(notify, &expect, XRXE_CQ_NOTIFY_SOLICITED, false,
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	}
+	/* The store-load half of the Dekker pair: the daemon's side is the
+	 * fence in src/transport/cq.c cq_notify(). A seq_cst store alone does
+	 * not order a later non-seq_cst load in the C11 model. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return 0;
 }
 
