@@ -17,8 +17,10 @@
  *   - xrxe_tp_poll (new WQEs, responses, timers), TX submitted in batches and
  *     kicked once per pass;
  *   - spin while there is work (a wake-up costs tens of µs in this VM,
- *     ref/afxdp.md §6), then the sleep protocol of abi.h: publish
- *     daemon_sleeping, full fence, re-check the send queues, epoll_wait on
+ *     ref/afxdp.md §6) and 50 µs after it -- only 10 µs once we have been
+ *     preempted in the last second, i.e. share the core with a runnable
+ *     task such as a busy-polling application -- then the sleep protocol of
+ *     abi.h: publish daemon_sleeping, full fence, re-check the send queues, epoll_wait on
  *     everything with the next transport deadline as the timeout. While busy,
  *     control sockets, netlink and signals are still served every millisecond
  *     and the CPU is yielded now and then, so a single core is not starved.
@@ -60,8 +62,18 @@
 #define NS_PER_US 1000ull
 #define NS_PER_MS (1000ull * 1000)
 /* Keep spinning this long after the last piece of work (a sleep/wake-up round
- * trip costs 20-70 µs here, ref/afxdp.md §6). */
+ * trip costs 20-70 µs here, ref/afxdp.md §6)... */
 #define SPIN_NS (50 * NS_PER_US)
+/* ...but only this long while another task wants our CPU (we were preempted
+ * recently): an application that busy-polls its CQ or buffer on the same
+ * core cannot see what we just delivered, nor post its next request, until
+ * we give the core up; spinning idle there only delays it
+ * (docs/performance.md). */
+#define SPIN_SHARED_NS (10 * NS_PER_US)
+/* "Recently": an involuntary context switch within this window. */
+#define SHARED_WINDOW_NS (1000 * NS_PER_MS)
+/* How often to look (one getrusage). */
+#define SHARED_CHECK_NS (1 * NS_PER_MS)
 /* While busy: serve control, netlink and signals at least this often, and
  * yield the CPU this often (a daemon sharing a core with its applications
  * must let them run). */
@@ -96,6 +108,7 @@ struct daemon_counters {
 	uint64_t tx_frames, tx_ring_full, tx_bad;
 	uint64_t loop_frames, loop_drops, loop_parse_errors;
 	uint64_t sleeps, wakeups_doorbell_race;
+	uint64_t shared_cpu_seen; /* preemptions noticed (spin policy) */
 };
 
 struct tx_slot {
@@ -123,6 +136,10 @@ struct daemon {
 	struct xrxe_evsrc sig_src;
 	bool stop;
 	uint64_t now; /* time of the current loop pass */
+	/* CPU sharing (spin policy): involuntary context switches seen so
+	 * far, when we last looked, when we last saw one grow */
+	long nivcsw;
+	uint64_t shared_checked, shared_seen;
 
 	struct xrxe_tp *tp;
 	struct xrxe_devpage *dp;
@@ -654,6 +671,7 @@ static void daemon_stats(void *user, FILE *out, unsigned flags)
 	emit_u64(&e, "loop_drops", d->ctr.loop_drops);
 	emit_u64(&e, "loop_parse_errors", d->ctr.loop_parse_errors);
 	emit_u64(&e, "sleeps", d->ctr.sleeps);
+	emit_u64(&e, "shared_cpu_seen", d->ctr.shared_cpu_seen);
 
 	xrxe_tp_get_stats(d->tp, &tps);
 	emit_section(&e, "transport");
@@ -799,6 +817,24 @@ static int sleep_once(struct daemon *d)
 	return ret < 0 ? ret : 0;
 }
 
+/* Was this thread preempted within SHARED_WINDOW_NS? Looked up at most every
+ * SHARED_CHECK_NS. Then another runnable task shares our CPU and idle
+ * spinning takes the core from it. */
+static bool cpu_shared(struct daemon *d)
+{
+	struct rusage ru;
+
+	if (d->now - d->shared_checked >= SHARED_CHECK_NS) {
+		d->shared_checked = d->now;
+		if (getrusage(RUSAGE_THREAD, &ru) == 0 && ru.ru_nivcsw != d->nivcsw) {
+			d->nivcsw = ru.ru_nivcsw;
+			d->shared_seen = d->now;
+			d->ctr.shared_cpu_seen++;
+		}
+	}
+	return d->shared_seen && d->now - d->shared_seen < SHARED_WINDOW_NS;
+}
+
 static int run_loop(struct daemon *d)
 {
 	static const struct timespec zero = { 0 };
@@ -831,7 +867,7 @@ static int run_loop(struct daemon *d)
 			}
 			continue;
 		}
-		if (d->now - last_work < SPIN_NS)
+		if (d->now - last_work < (cpu_shared(d) ? SPIN_SHARED_NS : SPIN_NS))
 			continue;
 		if (sleep_once(d) < 0)
 			return -1;

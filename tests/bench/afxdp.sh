@@ -33,9 +33,11 @@ done
 
 printf '\n%-34s %10s %10s %10s\n' "AF_XDP ping-pong (both spin)" "min us" "p50 us" "p99 us"
 for size in 64 4200; do
-	ns_exec "$NS_B" "$P" pong "$IF_B" --spin --cpu 1 --timeout 30 \
-		--ready-file "$tmp/ready" >"$tmp/pong" 2>&1 &
-	pongpid=$!
+	# ns_bg, not ns_exec ... &: $! would be a subshell, and killing it would
+	# leave the probe echoing (and holding the queue) until its timeout.
+	ns_bg "$NS_B" "$P" pong "$IF_B" --spin --cpu 1 --timeout 30 \
+		--ready-file "$tmp/ready" >"$tmp/pong" 2>&1
+	pongpid=$NETNS_LAST_PID
 	for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.05; done
 	ns_exec "$NS_A" "$P" ping "$IF_A" --spin --cpu 0 --count 20000 --size "$size" \
 		--addrs "$ADDRS" >"$tmp/ping" 2>&1

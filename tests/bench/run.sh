@@ -13,3 +13,9 @@ if [ "$(id -u)" -eq 0 ] && [ -x tests/bench/afxdp.sh ]; then
 	echo "== AF_XDP I/O layer over veth (copy mode), namespaces A -> B"
 	tests/bench/afxdp.sh
 fi
+
+if [ "$(id -u)" -eq 0 ] && [ -x tests/bench/verbs.sh ]; then
+	echo
+	echo "== perftest over xrxe (xrxed in both namespaces) beside the raw limits of the same pair"
+	tests/bench/verbs.sh
+fi
