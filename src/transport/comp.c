@@ -244,37 +244,12 @@ static void comp_nak(struct xrxe_tp_qp *qp, uint8_t syn)
 	}
 }
 
-struct rx_copy {
-	const struct xrxe_pkt *pkt;
-	uint32_t off;
-};
-
-static void rx_copy_piece(void *arg, uint8_t *host, uint32_t n)
-{
-	struct rx_copy *c = arg;
-
-	xrxe_pkt_copy_payload(c->pkt, c->off, host, n);
-	c->off += n;
-}
-
-struct buf_copy {
-	const uint8_t *src;
-};
-
-static void buf_copy_piece(void *arg, uint8_t *host, uint32_t n)
-{
-	struct buf_copy *c = arg;
-
-	memcpy(host, c->src, n);
-	c->src += n;
-}
-
 static void comp_read_resp(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
 {
 	struct tp_swqe *w = comp_head(qp);
 	uint32_t mtu = qp->mtu, off, expect;
 	bool last = pkt->op->flags & XRXE_OPF_LAST;
-	struct rx_copy c = { .pkt = pkt, .off = 0 };
+	struct xrxe_tpi_pkt_src c = { .pkt = pkt, .off = 0 };
 
 	if (!w || !w->is_read || xrxe_psn_cmp(psn, w->first_psn) < 0 ||
 	    xrxe_psn_cmp(psn, w->last_psn) > 0)
@@ -293,7 +268,7 @@ static void comp_read_resp(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, ui
 		return;
 	if (expect && xrxe_tpi_sge_walk(qp->tp, qp->pdn, (const struct xrxe_sge *)w->data,
 				       w->wr.num_sge, off, expect, IBV_ACCESS_LOCAL_WRITE,
-				       rx_copy_piece, &c)) {
+				       xrxe_tpi_piece_from_pkt, &c)) {
 		comp_error(qp, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
@@ -307,7 +282,7 @@ static void comp_atomic_ack(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, u
 	struct tp_swqe *w = comp_head(qp);
 	const struct xrxe_atmack *ack = xrxe_pkt_hdr(pkt, XRXE_HDR_ATMACK);
 	uint64_t orig;
-	struct buf_copy c = { .src = (const uint8_t *)&orig };
+	struct xrxe_tpi_buf_src c = { .src = (const uint8_t *)&orig };
 
 	if (!w || !w->is_atomic || psn != w->first_psn || !ack)
 		return;
@@ -315,7 +290,7 @@ static void comp_atomic_ack(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, u
 	 * (IBA 9.4.5: atomics operate on 64-bit integers). */
 	orig = xrxe_atmack_orig(ack);
 	if (xrxe_tpi_sge_walk(qp->tp, qp->pdn, (const struct xrxe_sge *)w->data, w->wr.num_sge, 0,
-			      8, IBV_ACCESS_LOCAL_WRITE, buf_copy_piece, &c)) {
+			      8, IBV_ACCESS_LOCAL_WRITE, xrxe_tpi_piece_from_buf, &c)) {
 		comp_error(qp, IBV_WC_LOC_PROT_ERR);
 		return;
 	}

@@ -228,3 +228,19 @@ const struct tp_ah *xrxe_tpi_ah_get(const struct xrxe_tp *tp, uint32_t handle, u
 		return NULL;
 	return &tp->ahs[handle];
 }
+
+void xrxe_tpi_piece_from_pkt(void *arg, uint8_t *host, uint32_t n)
+{
+	struct xrxe_tpi_pkt_src *c = arg;
+
+	xrxe_pkt_copy_payload(c->pkt, c->off, host, n);
+	c->off += n;
+}
+
+void xrxe_tpi_piece_from_buf(void *arg, uint8_t *host, uint32_t n)
+{
+	struct xrxe_tpi_buf_src *c = arg;
+
+	memcpy(host, c->src, n);
+	c->src += n;
+}

@@ -332,31 +332,6 @@ static void resp_fatal(struct xrxe_tp_qp *qp, uint32_t psn, uint8_t nak, enum ib
 
 /* --- data placement ------------------------------------------------------- */
 
-struct pkt_copy {
-	const struct xrxe_pkt *pkt;
-	uint32_t off;
-};
-
-static void pkt_copy_piece(void *arg, uint8_t *host, uint32_t n)
-{
-	struct pkt_copy *c = arg;
-
-	xrxe_pkt_copy_payload(c->pkt, c->off, host, n);
-	c->off += n;
-}
-
-struct buf_copy {
-	const uint8_t *src;
-};
-
-static void buf_copy_piece(void *arg, uint8_t *host, uint32_t n)
-{
-	struct buf_copy *c = arg;
-
-	memcpy(host, c->src, n);
-	c->src += n;
-}
-
 static void recv_wc_init(struct xrxe_tp_qp *qp, struct ibv_wc *wc)
 {
 	memset(wc, 0, sizeof(*wc));
@@ -370,7 +345,7 @@ static void resp_send(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_
 {
 	struct tp_resp *r = &qp->resp;
 	uint32_t fl = pkt->op->flags, pl = pkt->payload_len;
-	struct pkt_copy c = { .pkt = pkt, .off = 0 };
+	struct xrxe_tpi_pkt_src c = { .pkt = pkt, .off = 0 };
 	int err;
 
 	if (!r->have_rwqe) {
@@ -412,7 +387,7 @@ static void resp_send(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_
 			return;
 		}
 		err = xrxe_tpi_sge_walk(qp->tp, qp->pdn, r->rsge, r->rwqe_nsge, r->rcv_off, pl,
-					IBV_ACCESS_LOCAL_WRITE, pkt_copy_piece, &c);
+					IBV_ACCESS_LOCAL_WRITE, xrxe_tpi_piece_from_pkt, &c);
 		if (err) {
 			/* bad lkey/range/access in our own receive WQE: local
 			 * protection error, NAK remote operational error */
@@ -464,7 +439,7 @@ static void resp_write(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32
 	struct tp_resp *r = &qp->resp;
 	uint32_t fl = pkt->op->flags, pl = pkt->payload_len;
 	bool imm_last = (fl & XRXE_OPF_IMM) && (fl & XRXE_OPF_LAST);
-	struct pkt_copy c = { .pkt = pkt, .off = 0 };
+	struct xrxe_tpi_pkt_src c = { .pkt = pkt, .off = 0 };
 	struct tp_mr *mr;
 	int err;
 
@@ -526,7 +501,7 @@ static void resp_write(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32
 				   IBV_EVENT_QP_ACCESS_ERR);
 			return;
 		}
-		pkt_copy_piece(&c, xrxe_tpi_mr_host(mr, r->w_va), pl);
+		xrxe_tpi_piece_from_pkt(&c, xrxe_tpi_mr_host(mr, r->w_va), pl);
 		r->w_va += pl;
 		r->w_left -= pl;
 	}
@@ -735,8 +710,8 @@ static void resp_ud(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 	const struct xrxe_deth *deth = xrxe_pkt_hdr(pkt, XRXE_HDR_DETH);
 	uint32_t pl = pkt->payload_len;
 	uint8_t grh[40];
-	struct buf_copy g = { .src = grh };
-	struct pkt_copy c = { .pkt = pkt, .off = 0 };
+	struct xrxe_tpi_buf_src g = { .src = grh };
+	struct xrxe_tpi_pkt_src c = { .pkt = pkt, .off = 0 };
 	struct ibv_wc wc;
 	int err;
 
@@ -763,10 +738,10 @@ static void resp_ud(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 	else
 		memcpy(grh, pkt->frag[0].data + pkt->l3_off, 40);
 	err = xrxe_tpi_sge_walk(qp->tp, qp->pdn, r->rsge, r->rwqe_nsge, 0, sizeof(grh),
-				IBV_ACCESS_LOCAL_WRITE, buf_copy_piece, &g);
+				IBV_ACCESS_LOCAL_WRITE, xrxe_tpi_piece_from_buf, &g);
 	if (!err && pl)
 		err = xrxe_tpi_sge_walk(qp->tp, qp->pdn, r->rsge, r->rwqe_nsge, sizeof(grh), pl,
-					IBV_ACCESS_LOCAL_WRITE, pkt_copy_piece, &c);
+					IBV_ACCESS_LOCAL_WRITE, xrxe_tpi_piece_from_pkt, &c);
 	if (err) {
 		complete_rwqe_status(qp, IBV_WC_LOC_PROT_ERR);
 		return;

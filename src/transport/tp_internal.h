@@ -286,6 +286,19 @@ typedef void (*xrxe_tpi_piece_fn)(void *arg, uint8_t *host, uint32_t n);
 int xrxe_tpi_sge_walk(struct xrxe_tp *tp, uint32_t pdn, const struct xrxe_sge *sge, uint32_t nsge,
 		      uint32_t off, uint32_t len, uint32_t access, xrxe_tpi_piece_fn fn, void *arg);
 
+/* Piece writers for xrxe_tpi_sge_walk that place data into host memory: from
+ * a received packet's payload (advancing off), or from a plain buffer
+ * (advancing src). */
+struct xrxe_tpi_pkt_src {
+	const struct xrxe_pkt *pkt;
+	uint32_t off;
+};
+void xrxe_tpi_piece_from_pkt(void *arg, uint8_t *host, uint32_t n);
+struct xrxe_tpi_buf_src {
+	const uint8_t *src;
+};
+void xrxe_tpi_piece_from_buf(void *arg, uint8_t *host, uint32_t n);
+
 /* cq.c: write one CQE; -EOVERFLOW when the CQ is (or was) full. */
 int xrxe_tpi_cq_post(struct xrxe_tp_cq *cq, const struct ibv_wc *wc, bool solicited);
 
