@@ -225,6 +225,16 @@ bool xrxe_tpi_resp_drain(struct xrxe_tp_qp *qp, unsigned budget)
 
 /* Copy the next receive WQE out of the RQ ring. -EAGAIN: none posted;
  * -EINVAL: malformed (it is still taken, to complete it in error). */
+/* No receive WQE for a request that needs one (ref/rxe.md §2.3): RNR NAK with
+ * our min_rnr_timer, PSN = this request. The rest of the message is still in
+ * flight: no sequence NAKs for it (the requester resends from here anyway). */
+static void rsp_rnr_nak(struct xrxe_tp_qp *qp, uint32_t psn)
+{
+	rsp_ack(qp, psn, XRXE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f));
+	qp->resp.nak_sent = true;
+	qp->info.rnr_naks_sent++;
+}
+
 static int get_rwqe(struct xrxe_tp_qp *qp)
 {
 	struct tp_resp *r = &qp->resp;
@@ -352,13 +362,7 @@ static void resp_send(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_
 		err = get_rwqe(qp);
 		if (err == -EAGAIN) {
 			if (qp->type == IBV_QPT_RC) {
-				/* ref/rxe.md §2.3: RNR NAK with our min_rnr_timer,
-				 * PSN = this request. The rest of the message is
-				 * still in flight: no sequence NAKs for it (the
-				 * requester resends from here anyway). */
-				rsp_ack(qp, psn, XRXE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f));
-				r->nak_sent = true;
-				qp->info.rnr_naks_sent++;
+				rsp_rnr_nak(qp, psn);
 			} else {
 				/* UC: drop the message (class D) */
 				r->drop_msg = !(fl & XRXE_OPF_LAST);
@@ -449,9 +453,7 @@ static void resp_write(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32
 		err = get_rwqe(qp);
 		if (err == -EAGAIN) {
 			if (qp->type == IBV_QPT_RC) {
-				rsp_ack(qp, psn, XRXE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f));
-				r->nak_sent = true;
-				qp->info.rnr_naks_sent++;
+				rsp_rnr_nak(qp, psn);
 			} else {
 				r->msg = TP_MSG_NONE;
 				r->psn = xrxe_psn_add(psn, 1);
