@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# The verbs surface beyond RC (issue 4 part A), with unmodified rdma-core and
+# perftest binaries over xrxe: UC, UD (address handles from GIDs, the GRH
+# area), SRQ, the ibv_wr_* send path and extended CQs, async events (device
+# fatal when the daemon goes away). Two namespaces joined by veth, xrxed in
+# each, across the namespaces and within one (loopback inside the daemon).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
+source tests/lib/tap.sh
+tap_require_root "verbs surface over xrxe"
+source tests/lib/netns.sh
+
+XRXED=$PWD/$BUILD/bin/xrxed
+RUN=("$PWD/$BUILD/bin/xrxe" run --)
+SHIM=$PWD/$BUILD/lib/xrxe/libibverbs.so.1
+T=${VERBS_TIMEOUT:-60}
+
+for f in "$XRXED" "$SHIM"; do
+	if [ ! -e "$f" ]; then
+		tap_fail "$f is built"
+		exit 1
+	fi
+done
+for p in ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ibv_rc_pingpong ibv_asyncwatch \
+	ib_send_bw ib_write_bw ib_send_lat; do
+	if ! command -v "$p" >/dev/null; then
+		tap_fail "$p is installed (make deps)"
+		exit 1
+	fi
+done
+
+netns_tmpdir TMP
+
+start_daemons() {
+	ns_bg "$NS_A" sh -c "exec \"$XRXED\" \"$IF_A\" >>\"$TMP/xrxed-a.log\" 2>&1"
+	PID_A=$NETNS_LAST_PID
+	ns_bg "$NS_B" sh -c "exec \"$XRXED\" \"$IF_B\" >>\"$TMP/xrxed-b.log\" 2>&1"
+	PID_B=$NETNS_LAST_PID
+	netns_wait_file "/run/xrxe/$IF_A.sock" 10 && netns_wait_file "/run/xrxe/$IF_B.sock" 10
+}
+
+# wait_listen NS PORT: until a TCP listener on PORT exists in NS.
+wait_listen() {
+	local i
+	for i in $(seq 200); do
+		ns_exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# pair DESC SERVER_NS CLIENT_NS PORT -- SERVER_ARGS -- CLIENT_ARGS
+# Server in the background, client in the foreground, both through the shim
+# with a timeout; ok if both exit 0. Logs are shown on failure.
+pair() {
+	local desc=$1 sns=$2 cns=$3 port=$4
+	shift 4
+	[ "$1" = -- ] && shift
+	local sargs=() cargs=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do sargs+=("$1"); shift; done
+	shift
+	cargs=("$@")
+	local log=$TMP/$(echo "$desc" | tr -c 'A-Za-z0-9_\n' '_')
+	ns_exec "$sns" timeout "$T" "${RUN[@]}" "${sargs[@]}" >"$log.server" 2>&1 &
+	local spid=$!
+	if ! wait_listen "$sns" "$port"; then
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		tap_fail "$desc (server did not start)"
+		sed 's/^/#   server: /' "$log.server" | tail -n 20
+		return 1
+	fi
+	ns_exec "$cns" timeout "$T" "${RUN[@]}" "${cargs[@]}" >"$log.client" 2>&1
+	local crc=$?
+	wait "$spid"
+	local src=$?
+	if [ $crc -eq 0 ] && [ $src -eq 0 ]; then
+		tap_ok "$desc"
+		grep -E '^ *[0-9]+ +[0-9]+ |iters in|bytes in' "$log.client" | tail -n 2 | sed 's/^/#   /'
+		return 0
+	fi
+	tap_fail "$desc (server exit $src, client exit $crc)"
+	sed 's/^/#   server: /' "$log.server" | tail -n 15
+	sed 's/^/#   client: /' "$log.client" | tail -n 15
+	return 1
+}
+
+PORT=18700
+next_port() { PORT=$((PORT + 1)); }
+
+netns_pair 61 1500 || { tap_fail "namespaces created"; exit 1; }
+if ! start_daemons; then
+	tap_fail "xrxed started on both ends"
+	exit 1
+fi
+tap_ok "xrxed started on both ends"
+DEV_A=xrxe_$IF_A DEV_B=xrxe_$IF_B
+N=${SURFACE_ITERS:-200}
+
+for where in cross loopback; do
+	if [ $where = cross ]; then
+		sns=$NS_B cns=$NS_A sdev=$DEV_B cdev=$DEV_A dst=$IP4_B
+	else
+		sns=$NS_A cns=$NS_A sdev=$DEV_A cdev=$DEV_A dst=$IP4_A
+	fi
+	for t in "ibv_uc_pingpong -s 4096" "ibv_ud_pingpong -s 1024" "ibv_srq_pingpong -q 8" \
+		"ibv_rc_pingpong -N" "ibv_rc_pingpong -t" "ibv_rc_pingpong -N -t -e"; do
+		read -r -a cmd <<<"$t"
+		next_port
+		pair "$t ($where)" "$sns" "$cns" $PORT -- \
+			"${cmd[@]}" -d "$sdev" -g 1 -n "$N" -p $PORT -- \
+			"${cmd[@]}" -d "$cdev" -g 1 -n "$N" -p $PORT "$dst"
+	done
+	for t in "ib_send_bw -c UD" "ib_send_bw -c UC" "ib_write_bw -c UC" "ib_send_lat -c UD"; do
+		read -r -a cmd <<<"$t"
+		next_port
+		pair "$t ($where)" "$sns" "$cns" $PORT -- \
+			"${cmd[@]}" -d "$sdev" -x 1 -n 100 -F -p $PORT -- \
+			"${cmd[@]}" -d "$cdev" -x 1 -n 100 -F -p $PORT "$dst"
+	done
+done
+
+# ibv_asyncwatch: waits for async events; stopping the daemon under it must
+# produce IBV_EVENT_DEVICE_FATAL (the shim sees its control socket hang up).
+log=$TMP/asyncwatch
+ns_exec "$NS_A" timeout 20 "${RUN[@]}" ibv_asyncwatch -d "$DEV_A" >"$log" 2>&1 &
+awpid=$!
+for i in $(seq 100); do grep -q "async event FD" "$log" && break; sleep 0.05; done
+kill "$PID_A"
+wait "$PID_A" 2>/dev/null
+wait "$awpid"
+if grep -q "IBV_EVENT_DEVICE_FATAL" "$log"; then
+	tap_ok "ibv_asyncwatch prints IBV_EVENT_DEVICE_FATAL when the daemon stops"
+else
+	tap_fail "ibv_asyncwatch prints IBV_EVENT_DEVICE_FATAL when the daemon stops"
+	sed 's/^/#   /' "$log" | tail -n 10
+fi
+kill "$PID_B" 2>/dev/null
+wait "$PID_B" 2>/dev/null
+exit 0
