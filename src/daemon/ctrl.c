@@ -38,11 +38,12 @@
 /* Handler result: the request is parked, no reply yet. */
 #define CTRL_PARKED 1
 
-enum obj_type { OBJ_NONE, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_AH, OBJ_CHANNEL, OBJ_TYPES };
+enum obj_type { OBJ_NONE, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_AH, OBJ_CHANNEL, OBJ_SRQ, OBJ_TYPES };
 
 static const char *const obj_names[OBJ_TYPES] = {
 	[OBJ_PD] = "PD", [OBJ_MR] = "MR",	    [OBJ_CQ] = "CQ",
 	[OBJ_QP] = "QP", [OBJ_AH] = "AH", [OBJ_CHANNEL] = "channel",
+	[OBJ_SRQ] = "SRQ",
 };
 
 struct conn;
@@ -88,6 +89,12 @@ struct obj_qp {
 struct obj_ah {
 	struct obj o;
 	uint32_t ah;
+};
+
+struct obj_srq {
+	struct obj o;
+	struct xrxe_tp_srq *srq;
+	struct xrxe_shm ring;
 };
 
 struct slot {
@@ -260,6 +267,7 @@ static void count_adjust(struct xrxe_ctrl *ctrl, enum obj_type t, int d)
 	uint32_t *p[OBJ_TYPES] = {
 		[OBJ_PD] = &ctrl->st.pds, [OBJ_MR] = &ctrl->st.mrs,	     [OBJ_CQ] = &ctrl->st.cqs,
 		[OBJ_QP] = &ctrl->st.qps, [OBJ_AH] = &ctrl->st.ahs, [OBJ_CHANNEL] = &ctrl->st.channels,
+		[OBJ_SRQ] = &ctrl->st.srqs,
 	};
 
 	if (p[t])
@@ -268,11 +276,22 @@ static void count_adjust(struct xrxe_ctrl *ctrl, enum obj_type t, int d)
 
 /* --- destroying objects (explicit DESTROY_* and connection teardown) ----- */
 
+/* A multicast group no QP of this daemon is attached to any more. */
+static void mcast_left(void *arg, const union ibv_gid *gid)
+{
+	struct xrxe_ctrl *ctrl = arg;
+
+	xrxe_nl_mcast(ctrl->cfg.nl, gid, false);
+}
+
 static int destroy_qp(struct obj_qp *q)
 {
 	struct conn *c = q->o.conn;
 
-	/* The core stops the QP first: nothing reads the rings after this. */
+	/* Leave the groups only this QP was in (IBA 10.5: destroying a QP
+	 * detaches it). The core stops the QP then: nothing reads the rings
+	 * after this. */
+	xrxe_tp_mcast_detach_all(c->ctrl->cfg.tp, q->qp, mcast_left, c->ctrl);
 	xrxe_tp_qp_destroy(c->ctrl->cfg.tp, q->qp);
 	c->ring_bytes -= q->sq.size + q->rq.size;
 	xrxe_shm_destroy(&q->sq);
@@ -325,6 +344,20 @@ static int destroy_cq(struct obj_cq *q)
 	return 0;
 }
 
+static int destroy_srq(struct obj_srq *q)
+{
+	struct conn *c = q->o.conn;
+	int err = xrxe_tp_srq_destroy(c->ctrl->cfg.tp, q->srq);
+
+	if (err)
+		return err; /* -EBUSY: a QP still uses it */
+	c->ring_bytes -= q->ring.size;
+	xrxe_shm_destroy(&q->ring);
+	count_adjust(c->ctrl, OBJ_SRQ, -1);
+	obj_free(&q->o);
+	return 0;
+}
+
 static int destroy_channel(struct obj_channel *ch)
 {
 	struct conn *c = ch->o.conn;
@@ -364,6 +397,8 @@ static int destroy_obj(struct obj *o)
 		return destroy_channel((struct obj_channel *)o);
 	case OBJ_PD:
 		return destroy_pd((struct obj_pd *)o);
+	case OBJ_SRQ:
+		return destroy_srq((struct obj_srq *)o);
 	}
 	return -EINVAL;
 }
@@ -391,7 +426,8 @@ static void conn_unpark(struct conn *c)
  * CQs, channels, PDs; then the descriptors. One summary line. */
 static void conn_close(struct conn *c, const char *why)
 {
-	static const enum obj_type order[] = { OBJ_QP, OBJ_AH, OBJ_MR, OBJ_CQ, OBJ_CHANNEL, OBJ_PD };
+	static const enum obj_type order[] = { OBJ_QP,	OBJ_SRQ,     OBJ_AH, OBJ_MR,
+					       OBJ_CQ,	OBJ_CHANNEL, OBJ_PD };
 	struct xrxe_ctrl *ctrl = c->ctrl;
 	uint32_t destroyed[OBJ_TYPES] = { 0 };
 	unsigned leaked = 0;
@@ -417,10 +453,11 @@ static void conn_close(struct conn *c, const char *why)
 			destroyed[order[k]]++;
 		}
 	}
-	xrxe_info("conn %u (pid %d uid %u) closed (%s): %u requests; destroyed %u QP, %u AH, "
-		  "%u MR, %u CQ, %u channel, %u PD%s",
+	xrxe_info("conn %u (pid %d uid %u) closed (%s): %u requests; destroyed %u QP, %u SRQ, "
+		  "%u AH, %u MR, %u CQ, %u channel, %u PD%s",
 		  c->id, (int)c->pid, (unsigned)c->uid, why, (unsigned)c->requests,
-		  destroyed[OBJ_QP], destroyed[OBJ_AH], destroyed[OBJ_MR], destroyed[OBJ_CQ],
+		  destroyed[OBJ_QP], destroyed[OBJ_SRQ], destroyed[OBJ_AH], destroyed[OBJ_MR],
+		  destroyed[OBJ_CQ],
 		  destroyed[OBJ_CHANNEL], destroyed[OBJ_PD], leaked ? "; SOME LEAKED" : "");
 
 	epoll_ctl(ctrl->cfg.epfd, EPOLL_CTL_DEL, c->ev.fd, NULL);
@@ -603,6 +640,7 @@ DESTROY_OP(op_destroy_cq, OBJ_CQ)
 DESTROY_OP(op_destroy_qp, OBJ_QP)
 DESTROY_OP(op_destroy_ah, OBJ_AH)
 DESTROY_OP(op_destroy_channel, OBJ_CHANNEL)
+DESTROY_OP(op_destroy_srq, OBJ_SRQ)
 
 static int op_reg_mr(struct conn *c, const void *req, int *fds, struct reply *r)
 {
@@ -788,6 +826,7 @@ static int op_create_qp(struct conn *c, const void *req, int *fds, struct reply 
 	const struct xrxe_ctrl_create_qp *q = req;
 	struct ibv_qp_cap cap = q->cap, got;
 	struct obj_cq *scq, *rcq;
+	struct obj_srq *srq = NULL;
 	struct obj_pd *pd;
 	struct obj_qp *qp;
 	uint32_t sq_slots, rq_slots, sq_elem, rq_elem, data;
@@ -801,8 +840,14 @@ static int op_create_qp(struct conn *c, const void *req, int *fds, struct reply 
 		return -EBADF;
 	if (q->qp_type != IBV_QPT_RC && q->qp_type != IBV_QPT_UC && q->qp_type != IBV_QPT_UD)
 		return -EOPNOTSUPP; /* as rxe_qp_chk_init for RD, XRC, raw */
-	if (q->srq != XRXE_NO_HANDLE)
-		return -EOPNOTSUPP; /* SRQs come later */
+	if (q->srq != XRXE_NO_HANDLE) {
+		srq = (struct obj_srq *)obj_lookup(c, q->srq, OBJ_SRQ);
+		if (!srq)
+			return -EBADF;
+		/* IBA 11.2.4.1: with an SRQ the receive queue attributes are
+		 * ignored; there is no RQ ring. */
+		cap.max_recv_wr = cap.max_recv_sge = 0;
+	}
 	if (cap.max_send_wr > XRXE_MAX_QP_WR || cap.max_recv_wr > XRXE_MAX_QP_WR ||
 	    cap.max_send_sge > XRXE_MAX_SGE || cap.max_recv_sge > XRXE_MAX_SGE ||
 	    cap.max_inline_data > XRXE_MAX_INLINE)
@@ -836,9 +881,13 @@ static int op_create_qp(struct conn *c, const void *req, int *fds, struct reply 
 	err = conn_ring(c, "sq", sq_slots, sq_elem, &qp->sq);
 	if (err)
 		goto err_obj;
-	err = conn_ring(c, "rq", rq_slots, rq_elem, &qp->rq);
-	if (err)
-		goto err_sq;
+	if (!srq) {
+		err = conn_ring(c, "rq", rq_slots, rq_elem, &qp->rq);
+		if (err)
+			goto err_sq;
+	} else {
+		got.max_recv_wr = got.max_recv_sge = 0;
+	}
 
 	struct xrxe_tp_qp_init init = {
 		.qp_type = (enum ibv_qp_type)q->qp_type,
@@ -847,8 +896,9 @@ static int op_create_qp(struct conn *c, const void *req, int *fds, struct reply 
 		.recv_cq = rcq->cq,
 		.sq = xrxe_shm_ring(&qp->sq),
 		.sq_slots = sq_slots,
-		.rq = xrxe_shm_ring(&qp->rq),
+		.rq = srq ? NULL : xrxe_shm_ring(&qp->rq),
 		.rq_slots = rq_slots,
+		.srq = srq ? srq->srq : NULL,
 		.cap = got,
 		.sq_sig_all = q->sq_sig_all != 0,
 		.user = &qp->o,
@@ -865,16 +915,19 @@ static int op_create_qp(struct conn *c, const void *req, int *fds, struct reply 
 	rep->qpn = qp->qpn;
 	rep->cap = got;
 	rep->sq_size = qp->sq.size;
-	rep->rq_size = qp->rq.size;
+	rep->rq_size = srq ? 0 : qp->rq.size;
 	reply_len(r, sizeof(*rep));
 	reply_fd(r, qp->sq.fd, true);
-	reply_fd(r, qp->rq.fd, true);
+	if (!srq)
+		reply_fd(r, qp->rq.fd, true);
 	qp->sq.fd = qp->rq.fd = -1;
 	return 0;
 
 err_rq:
-	c->ring_bytes -= qp->rq.size;
-	xrxe_shm_destroy(&qp->rq);
+	if (!srq) {
+		c->ring_bytes -= qp->rq.size;
+		xrxe_shm_destroy(&qp->rq);
+	}
 err_sq:
 	c->ring_bytes -= qp->sq.size;
 	xrxe_shm_destroy(&qp->sq);
@@ -983,13 +1036,131 @@ static int op_create_ah(struct conn *c, const void *req, int *fds, struct reply 
 	return 0;
 }
 
-static int op_unsupported(struct conn *c, const void *req, int *fds, struct reply *r)
+/* --- shared receive queues -------------------------------------------------- */
+
+static void srq_reply(struct reply *r, const struct obj_srq *q)
 {
-	(void)c;
-	(void)req;
+	struct xrxe_ctrl_srq_reply *rep = REPLY(r, struct xrxe_ctrl_srq_reply);
+
+	rep->handle = q->o.handle;
+	xrxe_tp_srq_query(q->srq, &rep->attr);
+	rep->ring_size = q->ring.size;
+	reply_len(r, sizeof(*rep));
+}
+
+static int op_create_srq(struct conn *c, const void *req, int *fds, struct reply *r)
+{
+	const struct xrxe_ctrl_srq *q = req;
+	struct obj_pd *pd;
+	struct obj_srq *srq;
+	uint32_t nslots, elem, max_sge;
+	int err;
+
+	(void)fds;
+	pd = (struct obj_pd *)obj_lookup(c, q->pd, OBJ_PD);
+	if (!pd)
+		return -EBADF;
+	/* ibv_create_srq: max_wr and max_sge within the device limits; the
+	 * limit is armed at create time only if it is below max_wr (rxe). */
+	if (q->attr.max_wr < 1 || q->attr.max_wr > XRXE_MAX_QP_WR ||
+	    q->attr.max_sge > XRXE_MAX_SGE || q->attr.srq_limit > q->attr.max_wr)
+		return -EINVAL;
+	if (c->ctrl->cfg.max_srq && c->ctrl->st.srqs >= c->ctrl->cfg.max_srq)
+		return -ENOMEM;
+	nslots = pow2_ceil(q->attr.max_wr + 1);
+	elem = pow2_ceil((uint32_t)sizeof(struct xrxe_recv_wqe) +
+			 (q->attr.max_sge ? q->attr.max_sge : 1) * 16);
+	max_sge = (elem - (uint32_t)sizeof(struct xrxe_recv_wqe)) / 16;
+	if (max_sge > XRXE_MAX_SGE)
+		max_sge = XRXE_MAX_SGE;
+	srq = obj_new(c, OBJ_SRQ, sizeof(*srq), &err);
+	if (!srq)
+		return err;
+	srq->ring.fd = -1;
+	err = conn_ring(c, "srq", nslots, elem, &srq->ring);
+	if (err)
+		goto err_obj;
+	err = xrxe_tp_srq_create(c->ctrl->cfg.tp, pd->pdn, xrxe_shm_ring(&srq->ring), nslots,
+				 max_sge, &srq->o, &srq->srq);
+	if (err)
+		goto err_ring;
+	if (q->attr.srq_limit) {
+		struct ibv_srq_attr a = { .srq_limit = q->attr.srq_limit };
+
+		xrxe_tp_srq_modify(c->ctrl->cfg.tp, srq->srq, &a, IBV_SRQ_LIMIT);
+	}
+	count_adjust(c->ctrl, OBJ_SRQ, 1);
+	srq_reply(r, srq);
+	reply_fd(r, srq->ring.fd, true);
+	srq->ring.fd = -1;
+	return 0;
+
+err_ring:
+	c->ring_bytes -= srq->ring.size;
+	xrxe_shm_destroy(&srq->ring);
+err_obj:
+	obj_free(&srq->o);
+	return err;
+}
+
+static int op_modify_srq(struct conn *c, const void *req, int *fds, struct reply *r)
+{
+	const struct xrxe_ctrl_srq *q = req;
+	struct obj_srq *srq;
+
 	(void)fds;
 	(void)r;
-	return -EOPNOTSUPP; /* SRQ and multicast: not yet */
+	srq = (struct obj_srq *)obj_lookup(c, q->handle, OBJ_SRQ);
+	if (!srq)
+		return -EBADF;
+	return xrxe_tp_srq_modify(c->ctrl->cfg.tp, srq->srq, &q->attr, (int)q->attr_mask);
+}
+
+static int op_query_srq(struct conn *c, const void *req, int *fds, struct reply *r)
+{
+	const struct xrxe_ctrl_srq *q = req;
+	struct obj_srq *srq;
+
+	(void)fds;
+	srq = (struct obj_srq *)obj_lookup(c, q->handle, OBJ_SRQ);
+	if (!srq)
+		return -EBADF;
+	srq_reply(r, srq);
+	return 0;
+}
+
+/* --- multicast ------------------------------------------------------------------ */
+
+static int op_mcast(struct conn *c, const void *req, int *fds, struct reply *r)
+{
+	const struct xrxe_ctrl_mcast *m = req;
+	struct xrxe_tp *tp = c->ctrl->cfg.tp;
+	struct obj_qp *qp;
+	bool edge;
+	int err;
+
+	(void)fds;
+	(void)r;
+	qp = (struct obj_qp *)obj_lookup(c, m->qp, OBJ_QP);
+	if (!qp)
+		return -EBADF;
+	if (m->hdr.op == XRXE_CTRL_DETACH_MCAST) {
+		err = xrxe_tp_mcast_detach(tp, qp->qp, &m->gid, &edge);
+		if (!err && edge)
+			xrxe_nl_mcast(c->ctrl->cfg.nl, &m->gid, false);
+		return err == -ENOENT ? -EINVAL : err; /* ib_detach_mcast: EINVAL */
+	}
+	err = xrxe_tp_mcast_attach(tp, qp->qp, &m->gid, &edge);
+	if (err == -EEXIST)
+		return 0; /* attaching twice is not an error (rxe_attach_mcast) */
+	if (err || !edge)
+		return err;
+	/* The first QP of this daemon in the group: join it on the interface so
+	 * the NIC accepts the group's MAC. */
+	err = xrxe_nl_mcast(c->ctrl->cfg.nl, &m->gid, true);
+	if (err)
+		xrxe_tp_mcast_detach(tp, qp->qp, &m->gid, &edge);
+	return err;
 }
 
 static int op_stats(struct conn *c, const void *req, int *fds, struct reply *r)
@@ -1064,17 +1235,17 @@ static const struct op_desc ops[XRXE_CTRL_OP_COUNT] = {
 	[XRXE_CTRL_DESTROY_AH] = { "destroy_ah", sizeof(struct xrxe_ctrl_handle), 0, false,
 				   op_destroy_ah },
 	[XRXE_CTRL_CREATE_SRQ] = { "create_srq", sizeof(struct xrxe_ctrl_srq), 0, false,
-				   op_unsupported },
+				   op_create_srq },
 	[XRXE_CTRL_MODIFY_SRQ] = { "modify_srq", sizeof(struct xrxe_ctrl_srq), 0, false,
-				   op_unsupported },
+				   op_modify_srq },
 	[XRXE_CTRL_QUERY_SRQ] = { "query_srq", sizeof(struct xrxe_ctrl_srq), 0, false,
-				  op_unsupported },
+				  op_query_srq },
 	[XRXE_CTRL_DESTROY_SRQ] = { "destroy_srq", sizeof(struct xrxe_ctrl_handle), 0, false,
-				    op_unsupported },
+				    op_destroy_srq },
 	[XRXE_CTRL_ATTACH_MCAST] = { "attach_mcast", sizeof(struct xrxe_ctrl_mcast), 0, false,
-				     op_unsupported },
+				     op_mcast },
 	[XRXE_CTRL_DETACH_MCAST] = { "detach_mcast", sizeof(struct xrxe_ctrl_mcast), 0, false,
-				     op_unsupported },
+				     op_mcast },
 	[XRXE_CTRL_STATS] = { "stats", sizeof(struct xrxe_ctrl_hdr), 0, true, op_stats },
 };
 

@@ -34,6 +34,7 @@ struct xrxe_ctrl_config {
 	struct xrxe_devpage *dp;
 	struct xrxe_nl *nl;
 	uint32_t max_cq; /* CQs of all connections together (the core has no limit) */
+	uint32_t max_srq; /* SRQs of all connections together (0: no limit) */
 	/* STATS: write the report (abi.h XRXE_STATS_F_* flags) to out. */
 	void (*stats)(void *user, FILE *out, unsigned flags);
 	void *user;
@@ -63,7 +64,7 @@ struct xrxe_ctrl_stats {
 	uint64_t accepted, closed, refused;
 	uint64_t requests, failed_requests, bad_requests; /* bad: malformed or bad handle */
 	uint64_t cq_events, cq_event_drops, async_events, async_drops;
-	uint32_t pds, mrs, cqs, qps, ahs, channels; /* live objects, all connections */
+	uint32_t pds, mrs, cqs, qps, ahs, channels, srqs; /* live objects, all connections */
 };
 void xrxe_ctrl_get_stats(const struct xrxe_ctrl *ctrl, struct xrxe_ctrl_stats *st);
 

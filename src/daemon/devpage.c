@@ -141,10 +141,16 @@ static void fill_attrs(struct xrxe_dev_page *p, const struct xrxe_devpage_config
 	a->max_res_rd_atom = res_rd > INT_MAX ? INT_MAX : (int)res_rd;
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ah = (int)cfg->max_ah;
-	/* SRQ, multicast and memory windows are not offered yet: 0 tells
-	 * applications so before they try. */
-	a->max_srq = 0;
-	a->max_mcast_grp = 0;
+	/* SRQs: any number of WRs up to max_qp_wr, SGEs as QPs; no resize
+	 * (IBV_DEVICE_SRQ_RESIZE is not set). */
+	a->max_srq = (int)cfg->max_srq;
+	a->max_srq_wr = XRXE_MAX_QP_WR;
+	a->max_srq_sge = XRXE_MAX_SGE;
+	a->max_mcast_grp = (int)cfg->max_mcast_grp;
+	a->max_mcast_qp_attach = (int)cfg->max_mcast_qp_attach;
+	a->max_total_mcast_qp_attach = (int)(cfg->max_mcast_grp * cfg->max_mcast_qp_attach);
+	/* Memory windows are not offered yet: 0 tells applications so before
+	 * they try. */
 	a->max_mw = 0;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = cfg->local_ca_ack_delay;

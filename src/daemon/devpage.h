@@ -33,7 +33,8 @@ struct xrxe_devpage_config {
 	 * never exceeds it, even if the netdev MTU is raised later. */
 	uint32_t max_path_mtu;
 	/* Limits the transport core was created with. */
-	uint32_t max_qp, max_mr, max_cq, max_pd, max_ah;
+	uint32_t max_qp, max_mr, max_cq, max_pd, max_ah, max_srq;
+	uint32_t max_mcast_grp, max_mcast_qp_attach;
 	uint8_t local_ca_ack_delay;
 };
 

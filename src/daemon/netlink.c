@@ -470,8 +470,17 @@ int xrxe_nl_resolve(struct xrxe_nl *nl, const struct ibv_ah_attr *ah, uint64_t n
 		av->ip_version = 4;
 		memcpy(&av->saddr.v4, &sgid.raw[12], 4);
 		memcpy(&av->daddr.v4, &dgid->raw[12], 4);
-		if (!av->daddr.v4.s_addr || IN_MULTICAST(ntohl(av->daddr.v4.s_addr)))
+		if (!av->daddr.v4.s_addr)
 			return -EINVAL;
+		if (IN_MULTICAST(ntohl(av->daddr.v4.s_addr))) {
+			/* RFC 1112 6.4: 01:00:5e + the low 23 bits of the group */
+			static const uint8_t pfx[3] = { 0x01, 0x00, 0x5e };
+
+			memcpy(av->dmac, pfx, 3);
+			memcpy(av->dmac + 3, &dgid->raw[13], 3);
+			av->dmac[3] &= 0x7f;
+			return 0;
+		}
 		if (xrxe_devpage_is_local_v4(nl->cfg.dp, &av->daddr.v4))
 			goto local;
 	} else {
@@ -479,8 +488,14 @@ int xrxe_nl_resolve(struct xrxe_nl *nl, const struct ibv_ah_attr *ah, uint64_t n
 		av->ip_version = 6;
 		memcpy(&av->saddr.v6, sgid.raw, 16);
 		memcpy(&av->daddr.v6, dgid->raw, 16);
-		if (IN6_IS_ADDR_UNSPECIFIED(&av->daddr.v6) || IN6_IS_ADDR_MULTICAST(&av->daddr.v6))
+		if (IN6_IS_ADDR_UNSPECIFIED(&av->daddr.v6))
 			return -EINVAL;
+		if (IN6_IS_ADDR_MULTICAST(&av->daddr.v6)) {
+			/* RFC 2464 7: 33:33 + the last 32 bits of the group */
+			av->dmac[0] = av->dmac[1] = 0x33;
+			memcpy(av->dmac + 2, &dgid->raw[12], 4);
+			return 0;
+		}
 		if (xrxe_devpage_is_local_v6(nl->cfg.dp, &av->daddr.v6))
 			goto local;
 	}
@@ -517,6 +532,36 @@ int xrxe_nl_resolve(struct xrxe_nl *nl, const struct ibv_ah_attr *ah, uint64_t n
 local:
 	/* One host, two QPs: the daemon loops these frames back itself. */
 	memcpy(av->dmac, av->smac, 6);
+	return 0;
+}
+
+int xrxe_nl_mcast(struct xrxe_nl *nl, const union ibv_gid *gid, bool join)
+{
+	int r;
+
+	/* A membership held by our device-bound UDP socket: the kernel then
+	 * programs the group's MAC into the NIC's filter and answers IGMP/MLD
+	 * queries; the frames themselves go to AF_XDP (the XDP program steers
+	 * UDP 4791 whatever the destination). */
+	if (xrxe_gid_is_v4(gid)) {
+		struct ip_mreqn mr = { .imr_ifindex = (int)nl->cfg.ifindex };
+
+		memcpy(&mr.imr_multiaddr, &gid->raw[12], 4);
+		r = setsockopt(nl->udp4, IPPROTO_IP, join ? IP_ADD_MEMBERSHIP : IP_DROP_MEMBERSHIP,
+			       &mr, sizeof(mr));
+	} else {
+		struct ipv6_mreq mr = { .ipv6mr_interface = nl->cfg.ifindex };
+
+		memcpy(&mr.ipv6mr_multiaddr, gid->raw, 16);
+		r = setsockopt(nl->udp6, IPPROTO_IPV6, join ? IPV6_JOIN_GROUP : IPV6_LEAVE_GROUP,
+			       &mr, sizeof(mr));
+	}
+	if (r < 0) {
+		r = -errno;
+		xrxe_warn("%s: multicast %s: %s", nl->cfg.ifname, join ? "join" : "leave",
+			  strerror(errno));
+		return r;
+	}
 	return 0;
 }
 

@@ -62,6 +62,10 @@ int xrxe_nl_resolve(struct xrxe_nl *nl, const struct ibv_ah_attr *ah, uint64_t n
 struct xrxe_nl_stats {
 	uint64_t events, resyncs, resolves, resolve_again, neigh_probes;
 };
+/* Join (or leave) the IP multicast group of a multicast GID (IPv4-mapped or
+ * IPv6) on the interface: 0 or -errno (IPv4 allows IGMP_MAX_MEMBERSHIPS,
+ * net.ipv4.igmp_max_memberships = 20 by default, groups per socket). */
+int xrxe_nl_mcast(struct xrxe_nl *nl, const union ibv_gid *gid, bool join);
 void xrxe_nl_get_stats(const struct xrxe_nl *nl, struct xrxe_nl_stats *st);
 
 #endif /* XRXE_DAEMON_NETLINK_H */

@@ -89,6 +89,11 @@
 #define DEV_MAX_QP 4096
 #define DEV_MAX_MR 65536
 #define DEV_MAX_CQ 16384
+#define DEV_MAX_SRQ 4096
+/* Multicast groups: the core's table, but no more than one IPv4 socket may
+ * join (net.ipv4.igmp_max_memberships, 20 by default): netlink.c holds every
+ * membership on one socket. */
+#define DEV_MAX_MCAST_GRP 20
 /* The core sizes its PD and AH tables from max_qp (src/transport/tp.c). */
 #define DEV_MAX_PD (DEV_MAX_QP + 63)
 #define DEV_MAX_AH (DEV_MAX_QP + 255)
@@ -389,6 +394,11 @@ static void tp_tx_submit(void *user, struct xrxe_tp_txbuf *buf)
 		xrxe_xsk_tx_abort(d->xsk[0], &f);
 		return;
 	}
+	/* Multicast (group bit of the destination MAC): to the wire, and a copy
+	 * to our own QPs attached to the group, as IP multicast loops back to
+	 * local members (and rxe's kernel socket does). */
+	if (f.frag[0].len >= XRXE_ETH_ALEN && (f.frag[0].data[0] & 1))
+		loop_push(d, &f);
 	if (d->tx_nbatch == TX_BATCH)
 		tx_flush_batch(d);
 	if (d->tx_nbatch == TX_BATCH) {
@@ -683,12 +693,15 @@ static void daemon_stats(void *user, FILE *out, unsigned flags)
 	emit_u64(&e, "rx_drop_bad_qkey", tps.rx_drop_bad_qkey);
 	emit_u64(&e, "rx_drop_bad_opcode", tps.rx_drop_bad_opcode);
 	emit_u64(&e, "rx_drop_bad_av", tps.rx_drop_bad_av);
+	emit_u64(&e, "rx_drop_no_mcast", tps.rx_drop_no_mcast);
 	emit_u64(&e, "tx_no_buffer", tps.tx_no_buffer);
 	emit_u64(&e, "qps", tps.qps);
 	emit_u64(&e, "cqs", tps.cqs);
 	emit_u64(&e, "mrs", tps.mrs);
 	emit_u64(&e, "pds", tps.pds);
 	emit_u64(&e, "ahs", tps.ahs);
+	emit_u64(&e, "srqs", tps.srqs);
+	emit_u64(&e, "mcast_grps", tps.mcast_grps);
 
 	xrxe_ctrl_get_stats(d->ctrl, &cs);
 	emit_section(&e, "ctrl");
@@ -709,6 +722,7 @@ static void daemon_stats(void *user, FILE *out, unsigned flags)
 	emit_u64(&e, "qps", cs.qps);
 	emit_u64(&e, "ahs", cs.ahs);
 	emit_u64(&e, "channels", cs.channels);
+	emit_u64(&e, "srqs", cs.srqs);
 
 	xrxe_nl_get_stats(d->nl, &ns);
 	emit_section(&e, "netlink");
@@ -1061,6 +1075,10 @@ static int daemon_setup(struct daemon *d)
 		.max_cq = DEV_MAX_CQ,
 		.max_pd = DEV_MAX_PD,
 		.max_ah = DEV_MAX_AH,
+		.max_srq = DEV_MAX_SRQ,
+		.max_mcast_grp = DEV_MAX_MCAST_GRP < XRXE_TP_MAX_MCAST_GRP ? DEV_MAX_MCAST_GRP
+									 : XRXE_TP_MAX_MCAST_GRP,
+		.max_mcast_qp_attach = XRXE_TP_MAX_MCAST_QP_ATTACH,
 		.local_ca_ack_delay = DEV_LOCAL_ACK_DELAY,
 	};
 
@@ -1091,6 +1109,7 @@ static int daemon_setup(struct daemon *d)
 		.dp = d->dp,
 		.nl = d->nl,
 		.max_cq = DEV_MAX_CQ,
+		.max_srq = DEV_MAX_SRQ,
 		.stats = daemon_stats,
 		.user = d,
 	};

@@ -233,14 +233,15 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 {
 	const struct ibv_qp_cap *cap = &init->cap;
 	struct xrxe_tp_qp *qp;
-	uint32_t data_cap, i, idx;
+	uint32_t data_cap, i, idx, max_rsge;
 	int err;
 
 	if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
 	    init->qp_type != IBV_QPT_UD)
 		return -EOPNOTSUPP;
-	if (!init->send_cq || !init->recv_cq || !init->sq || !init->rq)
-		return -EINVAL; /* no SRQ yet: every QP has its own RQ */
+	/* receive WQEs come from the QP's own RQ or from an SRQ, never both */
+	if (!init->send_cq || !init->recv_cq || !init->sq || !init->rq == !init->srq)
+		return -EINVAL;
 	if (cap->max_send_sge > XRXE_MAX_SGE || cap->max_recv_sge > XRXE_MAX_SGE ||
 	    cap->max_inline_data > XRXE_MAX_INLINE)
 		return -EINVAL;
@@ -248,9 +249,11 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 	if (cap->max_inline_data > data_cap)
 		data_cap = cap->max_inline_data;
 	if (!ring_ok(init->sq, init->sq_slots, sizeof(struct xrxe_send_wqe) + data_cap) ||
-	    !ring_ok(init->rq, init->rq_slots,
-		     sizeof(struct xrxe_recv_wqe) + cap->max_recv_sge * sizeof(struct xrxe_sge)))
+	    (init->rq && !ring_ok(init->rq, init->rq_slots,
+				  sizeof(struct xrxe_recv_wqe) +
+					  cap->max_recv_sge * sizeof(struct xrxe_sge))))
 		return -EINVAL;
+	max_rsge = init->srq ? init->srq->max_sge : cap->max_recv_sge;
 
 	for (i = 0; i < tp->cfg.max_qp; i++) {
 		idx = (tp->qp_next + i) % tp->cfg.max_qp;
@@ -269,7 +272,7 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 	qp->swqe_data = calloc(init->sq_slots, data_cap ? data_cap : 1);
 	if (!qp->swqe_data)
 		goto err_free;
-	qp->resp.rsge = calloc(cap->max_recv_sge ? cap->max_recv_sge : 1, sizeof(struct xrxe_sge));
+	qp->resp.rsge = calloc(max_rsge ? max_rsge : 1, sizeof(struct xrxe_sge));
 	if (!qp->resp.rsge)
 		goto err_free;
 	err = xrxe_tpi_pd_get(tp, init->pdn);
@@ -296,8 +299,12 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 	for (i = 0; i < init->sq_slots; i++)
 		qp->swqe[i].data = qp->swqe_data + (size_t)i * data_cap;
 	qp->rq = init->rq;
-	qp->rq_mask = init->rq_slots - 1;
-	qp->rq_log2 = init->rq->log2_elem_size;
+	if (init->rq) {
+		qp->rq_mask = init->rq_slots - 1;
+		qp->rq_log2 = init->rq->log2_elem_size;
+	}
+	qp->srq = init->srq;
+	qp->max_rsge = max_rsge;
 
 	qp->qpn = XRXE_TP_QPN_BASE + idx;
 	qp->sport = qp_sport(qp->qpn);
@@ -311,6 +318,8 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 
 	init->send_cq->refs++;
 	init->recv_cq->refs++;
+	if (init->srq)
+		init->srq->refs++;
 	tp->qpt[idx] = qp;
 	tp->qp_next = (idx + 1) % tp->cfg.max_qp;
 	qp->next = tp->qps;
@@ -341,8 +350,11 @@ void xrxe_tp_qp_destroy(struct xrxe_tp *tp, struct xrxe_tp_qp *qp)
 		tp->qps = qp->next;
 	if (qp->next)
 		qp->next->prev = qp->prev;
+	xrxe_tp_mcast_detach_all(tp, qp, NULL, NULL);
 	qp->send_cq->refs--;
 	qp->recv_cq->refs--;
+	if (qp->srq)
+		qp->srq->refs--;
 	xrxe_tpi_pd_put(tp, qp->pdn);
 	tp->stats.qps--;
 	free(qp->resp.rsge);
@@ -586,6 +598,12 @@ void xrxe_tpi_qp_error(struct xrxe_tp_qp *qp)
 	/* IBA 10.3.1 (Error state): every outstanding and later posted WR
 	 * completes with IBV_WC_WR_FLUSH_ERR, on both queues. */
 	xrxe_tpi_qp_flush(qp);
+	/* IBA 11.6.3.x (o11-5.2.x) / rxe flush_recv_queue: a QP attached to an
+	 * SRQ reports Last WQE Reached once it is in Error and holds no more
+	 * receive WQEs (its WQE in use, if any, was just flushed; the SRQ's
+	 * own WQEs stay for the other QPs). */
+	if (qp->srq)
+		xrxe_tpi_qp_async(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
 }
 
 void xrxe_tpi_qp_sq_error(struct xrxe_tp_qp *qp)

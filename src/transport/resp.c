@@ -238,29 +238,41 @@ static void rsp_rnr_nak(struct xrxe_tp_qp *qp, uint32_t psn)
 static int get_rwqe(struct xrxe_tp_qp *qp)
 {
 	struct tp_resp *r = &qp->resp;
+	struct xrxe_tp_srq *srq = qp->srq;
+	struct xrxe_ring *ring = srq ? srq->ring : qp->rq;
+	uint32_t mask = srq ? srq->mask : qp->rq_mask;
+	uint32_t log2 = srq ? srq->log2 : qp->rq_log2;
+	uint32_t cons = srq ? srq->cons : qp->rq_cons;
+	uint32_t max_sge = srq ? srq->max_sge : qp->cap.max_recv_sge;
 	const uint8_t *slot;
 	struct xrxe_recv_wqe hdr;
 	uint64_t len = 0;
-	uint32_t prod, i;
+	uint32_t prod, i, nsge;
 
 	/* Acquire: pairs with the application's store-release of the
 	 * producer after writing the WQE (abi.h ordering rules). */
-	prod = atomic_load_explicit((_Atomic uint32_t *)&qp->rq->producer, memory_order_acquire) &
-	       qp->rq_mask;
-	if (prod == (qp->rq_cons & qp->rq_mask))
+	prod = atomic_load_explicit((_Atomic uint32_t *)&ring->producer, memory_order_acquire) &
+	       mask;
+	if (prod == (cons & mask))
 		return -EAGAIN;
-	slot = qp->rq->data + ((size_t)(qp->rq_cons & qp->rq_mask) << qp->rq_log2);
+	slot = ring->data + ((size_t)(cons & mask) << log2);
 	memcpy(&hdr, slot, sizeof(hdr));
+	nsge = hdr.num_sge <= max_sge ? hdr.num_sge : 0;
+	memcpy(r->rsge, slot + sizeof(hdr), nsge * sizeof(struct xrxe_sge));
+	/* An SRQ WQE belongs to this QP from now on (srq.c): the consumer
+	 * moves at once, so no other QP takes it. */
+	if (srq)
+		xrxe_tpi_srq_taken(srq);
 	r->have_rwqe = true;
 	r->rwqe_id = hdr.wr_id;
+	r->rwqe_pdn = srq ? srq->pdn : qp->pdn;
 	r->rcv_off = 0;
 	r->rwqe_nsge = 0;
 	r->rwqe_len = 0;
-	if (hdr.num_sge > qp->cap.max_recv_sge)
+	if (hdr.num_sge > max_sge)
 		return -EINVAL;
-	memcpy(r->rsge, slot + sizeof(hdr), hdr.num_sge * sizeof(struct xrxe_sge));
-	r->rwqe_nsge = hdr.num_sge;
-	for (i = 0; i < hdr.num_sge; i++)
+	r->rwqe_nsge = nsge;
+	for (i = 0; i < nsge; i++)
 		len += r->rsge[i].length;
 	r->rwqe_len = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
 	return 0;
@@ -274,12 +286,15 @@ static void complete_rwqe(struct xrxe_tp_qp *qp, struct ibv_wc *wc, bool solicit
 	wc->wr_id = r->rwqe_id;
 	wc->qp_num = qp->qpn;
 	r->have_rwqe = false;
-	qp->rq_cons++;
 	/* Release: the slot was copied out; the application may reuse it
 	 * after this store. Advanced before the CQE so that a failing CQ
-	 * (overrun -> ERR -> flush) does not flush this WQE a second time. */
-	atomic_store_explicit((_Atomic uint32_t *)&qp->rq->consumer, qp->rq_cons & qp->rq_mask,
-			      memory_order_release);
+	 * (overrun -> ERR -> flush) does not flush this WQE a second time.
+	 * (An SRQ's consumer moved when the WQE was taken.) */
+	if (!qp->srq) {
+		qp->rq_cons++;
+		atomic_store_explicit((_Atomic uint32_t *)&qp->rq->consumer,
+				      qp->rq_cons & qp->rq_mask, memory_order_release);
+	}
 	if (xrxe_tpi_cq_post(qp->recv_cq, wc, solicited))
 		xrxe_tpi_qp_error(qp); /* ref/rxe.md §2.3 class G: recv CQ full */
 	else if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR)
@@ -304,7 +319,9 @@ bool xrxe_tpi_resp_flush(struct xrxe_tp_qp *qp)
 		complete_rwqe_status(qp, IBV_WC_WR_FLUSH_ERR);
 		did = true;
 	}
-	while (get_rwqe(qp) != -EAGAIN) {
+	/* The SRQ's WQEs are not this QP's to flush: other QPs take them
+	 * (IBA 10.3.1 Error state applies to the QP's own receive queue). */
+	while (!qp->srq && get_rwqe(qp) != -EAGAIN) {
 		complete_rwqe_status(qp, IBV_WC_WR_FLUSH_ERR);
 		did = true;
 	}
@@ -390,7 +407,7 @@ static void resp_send(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_
 				   IBV_EVENT_QP_REQ_ERR);
 			return;
 		}
-		err = xrxe_tpi_sge_walk(qp->tp, qp->pdn, r->rsge, r->rwqe_nsge, r->rcv_off, pl,
+		err = xrxe_tpi_sge_walk(qp->tp, r->rwqe_pdn, r->rsge, r->rwqe_nsge, r->rcv_off, pl,
 					IBV_ACCESS_LOCAL_WRITE, xrxe_tpi_piece_from_pkt, &c);
 		if (err) {
 			/* bad lkey/range/access in our own receive WQE: local
@@ -739,10 +756,10 @@ static void resp_ud(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 		memcpy(grh + 20, pkt->frag[0].data + pkt->l3_off, 20);
 	else
 		memcpy(grh, pkt->frag[0].data + pkt->l3_off, 40);
-	err = xrxe_tpi_sge_walk(qp->tp, qp->pdn, r->rsge, r->rwqe_nsge, 0, sizeof(grh),
+	err = xrxe_tpi_sge_walk(qp->tp, r->rwqe_pdn, r->rsge, r->rwqe_nsge, 0, sizeof(grh),
 				IBV_ACCESS_LOCAL_WRITE, xrxe_tpi_piece_from_buf, &g);
 	if (!err && pl)
-		err = xrxe_tpi_sge_walk(qp->tp, qp->pdn, r->rsge, r->rwqe_nsge, sizeof(grh), pl,
+		err = xrxe_tpi_sge_walk(qp->tp, r->rwqe_pdn, r->rsge, r->rwqe_nsge, sizeof(grh), pl,
 					IBV_ACCESS_LOCAL_WRITE, xrxe_tpi_piece_from_pkt, &c);
 	if (err) {
 		complete_rwqe_status(qp, IBV_WC_LOC_PROT_ERR);

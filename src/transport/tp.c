@@ -57,6 +57,12 @@ void xrxe_tp_destroy(struct xrxe_tp *tp)
 		return;
 	while (tp->qps)
 		xrxe_tp_qp_destroy(tp, tp->qps);
+	while (tp->srqs) {
+		struct xrxe_tp_srq *srq = tp->srqs;
+
+		tp->srqs = srq->next;
+		free(srq);
+	}
 	while (tp->cqs) {
 		struct xrxe_tp_cq *cq = tp->cqs;
 
@@ -95,7 +101,6 @@ void xrxe_tp_rx(struct xrxe_tp *tp, const struct xrxe_pkt *pkt, uint64_t now_ns)
 {
 	const struct xrxe_bth *bth = xrxe_pkt_bth(pkt);
 	uint32_t qpn = xrxe_bth_qpn(bth), fl;
-	uint16_t pkey = xrxe_bth_pkey(bth);
 	struct xrxe_tp_qp *qp;
 
 	tp->now = now_ns;
@@ -105,8 +110,27 @@ void xrxe_tp_rx(struct xrxe_tp *tp, const struct xrxe_pkt *pkt, uint64_t now_ns)
 		return;
 	}
 	fl = pkt->op->flags;
-	/* QPN 0xFFFFFF is multicast (no multicast groups yet) */
-	qp = qpn == XRXE_MCAST_QPN ? NULL : xrxe_tpi_qp_lookup(tp, qpn);
+	/* QPN 0xFFFFFF is multicast (IBA 10.5.2): UD requests only, copied to
+	 * every QP attached to the destination group (mcast.c); each copy
+	 * then goes through the checks below as if it were addressed to it. */
+	if (qpn == XRXE_MCAST_QPN) {
+		if ((pkt->opcode & XRXE_TRANSPORT_MASK) != XRXE_TRANSPORT_UD ||
+		    !(fl & XRXE_OPF_REQUEST)) {
+			tp->stats.rx_drop_bad_opcode++;
+			return;
+		}
+		xrxe_tpi_mcast_rx(tp, pkt);
+		return;
+	}
+	qp = xrxe_tpi_qp_lookup(tp, qpn);
+	xrxe_tpi_qp_rx(tp, qp, pkt);
+}
+
+void xrxe_tpi_qp_rx(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
+{
+	uint16_t pkey = xrxe_bth_pkey(xrxe_pkt_bth(pkt));
+	uint32_t fl = pkt->op->flags;
+
 	if (!qp) {
 		tp->stats.rx_drop_no_qp++;
 		return;

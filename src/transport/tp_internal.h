@@ -91,6 +91,23 @@ struct xrxe_tp_cq {
 };
 
 /* ---------------------------------------------------------------------------
+ * Shared receive queues (srq.c)
+ * ------------------------------------------------------------------------- */
+
+struct xrxe_tp_srq {
+	struct xrxe_tp *tp;
+	struct xrxe_tp_srq *next; /* tp->srqs list */
+	struct xrxe_ring *ring;
+	uint32_t mask, log2;      /* private copies of the ring header */
+	uint32_t cons;            /* private consumer, free-running */
+	uint32_t max_sge;
+	uint32_t pdn;
+	uint32_t limit;           /* armed limit (IBA 11.5.2.4), 0: disarmed */
+	uint32_t refs;            /* QPs using it */
+	void *user;
+};
+
+/* ---------------------------------------------------------------------------
  * Queue pairs
  * ------------------------------------------------------------------------- */
 
@@ -178,6 +195,7 @@ struct tp_resp {
 	/* receive WQE in use (private copy) */
 	bool have_rwqe;
 	uint64_t rwqe_id;
+	uint32_t rwqe_pdn;  /* PD its buffers are checked against (QP's or SRQ's) */
 	uint32_t rwqe_nsge;
 	uint32_t rwqe_len;  /* sum of SGE lengths */
 	uint32_t rcv_off;   /* bytes placed so far */
@@ -220,15 +238,28 @@ struct xrxe_tp_qp {
 	uint32_t sq_cons;        /* oldest WQE not retired (published) */
 	uint32_t sq_fetch;       /* next WQE to copy out of the ring */
 
-	/* receive queue */
+	/* receive queue: rq, or srq (then rq is NULL) */
 	struct xrxe_ring *rq;
 	uint32_t rq_mask, rq_log2;
 	uint32_t rq_cons;
+	struct xrxe_tp_srq *srq;
+	uint32_t max_rsge;       /* entries of resp.rsge */
 
 	struct tp_req req;
 	struct tp_comp comp;
 	struct tp_resp resp;
 	struct xrxe_tp_qp_info info; /* counters (qpn/state/psns filled on query) */
+};
+
+/* ---------------------------------------------------------------------------
+ * Multicast groups (mcast.c)
+ * ------------------------------------------------------------------------- */
+
+struct tp_mcast_grp {
+	bool used;
+	union ibv_gid gid;
+	uint32_t nqps;
+	struct xrxe_tp_qp *qps[XRXE_TP_MAX_MCAST_QP_ATTACH];
 };
 
 /* ---------------------------------------------------------------------------
@@ -252,6 +283,8 @@ struct xrxe_tp {
 	struct tp_ah *ahs;
 	uint32_t nahs;
 	struct xrxe_tp_cq *cqs;
+	struct xrxe_tp_srq *srqs;
+	struct tp_mcast_grp mcast[XRXE_TP_MAX_MCAST_GRP];
 
 	struct xrxe_tp_stats stats;
 };
@@ -368,6 +401,18 @@ uint64_t xrxe_tpi_rnr_timeout_ns(uint8_t code);
 void xrxe_tpi_timer_arm_rexmit(struct xrxe_tp_qp *qp);
 void xrxe_tpi_timer_stop_rexmit(struct xrxe_tp_qp *qp);
 uint64_t xrxe_tpi_qp_deadline(const struct xrxe_tp_qp *qp);
+
+/* srq.c: the WQE at the SRQ's consumer was copied out; advance the
+ * consumer and raise the limit event if it is armed and the count fell
+ * below it (IBA 11.5.2.4). */
+void xrxe_tpi_srq_taken(struct xrxe_tp_srq *srq);
+
+/* mcast.c: a UD request to QPN 0xFFFFFF; delivers a copy to every QP
+ * attached to the destination group. */
+void xrxe_tpi_mcast_rx(struct xrxe_tp *tp, const struct xrxe_pkt *pkt);
+/* tp.c: the per-QP receive checks (type, P_Key, state, Q_Key or peer) and
+ * dispatch to the responder or completer; qp NULL counts a drop. */
+void xrxe_tpi_qp_rx(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt);
 
 /* ibv_wr_opcode -> ibv_wc_opcode (ref/rxe.md §2.10 wr_to_wc_opcode) */
 enum ibv_wc_opcode xrxe_tpi_wc_opcode(uint32_t wr_opcode);

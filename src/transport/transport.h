@@ -42,6 +42,7 @@
 struct xrxe_tp;
 struct xrxe_tp_qp;
 struct xrxe_tp_cq;
+struct xrxe_tp_srq;
 
 /* A resolved address vector: everything the headers of a packet need. The
  * daemon resolves GIDs to addresses and MACs (netlink); the core only copies. */
@@ -139,6 +140,24 @@ int xrxe_tp_cq_destroy(struct xrxe_tp *tp, struct xrxe_tp_cq *cq);
 int xrxe_tp_cq_resize(struct xrxe_tp *tp, struct xrxe_tp_cq *cq, struct xrxe_ring *ring,
 		      uint32_t nslots);
 
+/* --- Shared receive queues (IBA 10.2.9, 11.2.3) ------------------------------- */
+
+/* ring: initialised by the caller as for a QP's RQ (elements >= 16 +
+ * 16 * max_sge, nslots a power of 2 >= 2, capacity nslots - 1), shared with
+ * the application. The core owns the consumer index: a receive WQE is taken
+ * (consumer advanced) when a QP starts a message with it, so QPs never share
+ * one. Receive buffers are checked against the SRQ's PD. */
+int xrxe_tp_srq_create(struct xrxe_tp *tp, uint32_t pdn, struct xrxe_ring *ring, uint32_t nslots,
+		       uint32_t max_sge, void *user, struct xrxe_tp_srq **out);
+/* IBV_SRQ_LIMIT arms the limit event (IBA 11.5.2.4: IBV_EVENT_SRQ_LIMIT_REACHED
+ * once, when the WQE count drops below the limit; 0 disarms); -EINVAL above
+ * the capacity. IBV_SRQ_MAX_WR (resize) is -EOPNOTSUPP. */
+int xrxe_tp_srq_modify(struct xrxe_tp *tp, struct xrxe_tp_srq *srq, const struct ibv_srq_attr *attr,
+		       int attr_mask);
+void xrxe_tp_srq_query(const struct xrxe_tp_srq *srq, struct ibv_srq_attr *attr);
+/* -EBUSY while a QP uses it. */
+int xrxe_tp_srq_destroy(struct xrxe_tp *tp, struct xrxe_tp_srq *srq);
+
 /* --- Queue pairs ------------------------------------------------------------ */
 
 struct xrxe_tp_qp_init {
@@ -148,12 +167,13 @@ struct xrxe_tp_qp_init {
 	struct xrxe_tp_cq *recv_cq;
 	/* rings initialised by the caller; elem sizes per abi.h (powers of 2
 	 * >= 72 + max(16 * max_send_sge, max_inline_data) and
-	 * >= 16 + 16 * max_recv_sge); slots powers of 2. rq is required: no
-	 * SRQ support yet (-EINVAL without one). */
+	 * >= 16 + 16 * max_recv_sge); slots powers of 2. Exactly one of rq
+	 * and srq: a QP with an SRQ takes its receive WQEs from it. */
 	struct xrxe_ring *sq;
 	uint32_t sq_slots;
 	struct xrxe_ring *rq;
 	uint32_t rq_slots;
+	struct xrxe_tp_srq *srq;
 	struct ibv_qp_cap cap; /* as granted */
 	bool sq_sig_all;
 	void *user;
@@ -172,8 +192,31 @@ int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ib
 		      int attr_mask, const struct xrxe_av *av);
 int xrxe_tp_qp_query(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, struct ibv_qp_attr *attr,
 		     struct ibv_qp_init_attr *init);
-/* Destroy: outstanding work is dropped, nothing more is sent for this QPN. */
+/* Destroy: outstanding work is dropped, nothing more is sent for this QPN;
+ * multicast attachments are dropped with it. */
 void xrxe_tp_qp_destroy(struct xrxe_tp *tp, struct xrxe_tp_qp *qp);
+
+/* --- UD multicast (IBA 10.5, RoCEv2 annex A17.4.5) ---------------------------- */
+
+/* Attach a UD QP to the group gid (an IPv6 multicast GID ff..., or an
+ * IPv4-mapped one ::ffff:224.0.0.0/4, as ib_attach_mcast accepts): packets to
+ * destination QPN 0xFFFFFF addressed to that group are delivered to every
+ * attached QP (each checks its own state and Q_Key). -EINVAL for a non-UD QP
+ * or a unicast GID, -EEXIST if attached already, -ENOMEM beyond
+ * XRXE_TP_MAX_MCAST_GRP groups or XRXE_TP_MAX_MCAST_QP_ATTACH QPs per group.
+ * *first is set when the group is new (the caller joins it on the network). */
+#define XRXE_TP_MAX_MCAST_GRP 64
+#define XRXE_TP_MAX_MCAST_QP_ATTACH 56 /* rxe's RXE_MAX_MCAST_QP_ATTACH */
+int xrxe_tp_mcast_attach(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const union ibv_gid *gid,
+			 bool *first);
+/* -ENOENT if not attached; *last when the group is now empty (leave it). */
+int xrxe_tp_mcast_detach(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const union ibv_gid *gid,
+			 bool *last);
+/* Detach qp from every group; left(arg, gid) for each group left empty. */
+void xrxe_tp_mcast_detach_all(struct xrxe_tp *tp, struct xrxe_tp_qp *qp,
+			      void (*left)(void *arg, const union ibv_gid *gid), void *arg);
+/* True if gid is a multicast GID in either form. */
+bool xrxe_tp_gid_is_mcast(const union ibv_gid *gid);
 
 /* --- Data path --------------------------------------------------------------- */
 
@@ -215,8 +258,9 @@ struct xrxe_tp_stats {
 	uint64_t rx_packets, tx_packets;
 	uint64_t rx_drop_no_qp, rx_drop_bad_state, rx_drop_bad_pkey, rx_drop_bad_qkey,
 		rx_drop_bad_opcode, rx_drop_bad_av;
+	uint64_t rx_drop_no_mcast; /* multicast to a group no QP is attached to */
 	uint64_t tx_no_buffer; /* tx_reserve said -ENOBUFS */
-	uint32_t qps, cqs, mrs, pds, ahs;
+	uint32_t qps, cqs, mrs, pds, ahs, srqs, mcast_grps;
 };
 void xrxe_tp_get_stats(const struct xrxe_tp *tp, struct xrxe_tp_stats *stats);
 
