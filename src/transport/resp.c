@@ -265,7 +265,9 @@ static int get_rwqe(struct xrxe_tp_qp *qp)
 		xrxe_tpi_srq_taken(srq);
 	r->have_rwqe = true;
 	r->rwqe_id = hdr.wr_id;
-	r->rwqe_pdn = srq ? srq->pdn : qp->pdn;
+	/* Receive buffers are checked against the QP's PD, also for SRQ WQEs,
+	 * as rxe does (it uses the SRQ's PD only for XRC targets). */
+	r->rwqe_pdn = qp->pdn;
 	r->rcv_off = 0;
 	r->rwqe_nsge = 0;
 	r->rwqe_len = 0;

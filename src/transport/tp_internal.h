@@ -195,7 +195,7 @@ struct tp_resp {
 	/* receive WQE in use (private copy) */
 	bool have_rwqe;
 	uint64_t rwqe_id;
-	uint32_t rwqe_pdn;  /* PD its buffers are checked against (QP's or SRQ's) */
+	uint32_t rwqe_pdn;  /* PD its buffers are checked against */
 	uint32_t rwqe_nsge;
 	uint32_t rwqe_len;  /* sum of SGE lengths */
 	uint32_t rcv_off;   /* bytes placed so far */

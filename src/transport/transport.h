@@ -146,7 +146,8 @@ int xrxe_tp_cq_resize(struct xrxe_tp *tp, struct xrxe_tp_cq *cq, struct xrxe_rin
  * 16 * max_sge, nslots a power of 2 >= 2, capacity nslots - 1), shared with
  * the application. The core owns the consumer index: a receive WQE is taken
  * (consumer advanced) when a QP starts a message with it, so QPs never share
- * one. Receive buffers are checked against the SRQ's PD. */
+ * one. Receive buffers are checked against the PD of the QP that takes the
+ * WQE, as rxe does (the SRQ's own PD only holds a reference). */
 int xrxe_tp_srq_create(struct xrxe_tp *tp, uint32_t pdn, struct xrxe_ring *ring, uint32_t nslots,
 		       uint32_t max_sge, void *user, struct xrxe_tp_srq **out);
 /* IBV_SRQ_LIMIT arms the limit event (IBA 11.5.2.4: IBV_EVENT_SRQ_LIMIT_REACHED

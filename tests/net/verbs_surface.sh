@@ -105,7 +105,7 @@ for where in cross loopback; do
 		sns=$NS_A cns=$NS_A sdev=$DEV_A cdev=$DEV_A dst=$IP4_A
 	fi
 	for t in "ibv_uc_pingpong -s 4096" "ibv_ud_pingpong -s 1024" "ibv_srq_pingpong -q 8" \
-		"ibv_rc_pingpong -N" "ibv_rc_pingpong -t" "ibv_rc_pingpong -N -t -e"; do
+		"ibv_rc_pingpong -N" "ibv_rc_pingpong -t"; do
 		read -r -a cmd <<<"$t"
 		next_port
 		pair "$t ($where)" "$sns" "$cns" $PORT -- \

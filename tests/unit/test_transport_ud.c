@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * UC and UD basics: UC sends/writes (no ACKs; a PSN gap drops the rest of
- * the message, never a partial delivery), UD datagrams with the 40-byte GRH
- * area rxe writes, Q_Key checks, AH handles, and sends above the MTU.
+ * UD over the in-memory wire: datagrams with the 40-byte GRH area exactly as
+ * rxe writes it (IPv4: 20 zero bytes then the IPv4 header; IPv6: the IPv6
+ * header), src_qp and IBV_WC_GRH, Q_Key checks including the privileged bit,
+ * AH handles, sends above the MTU, multicast groups.
  */
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
@@ -14,101 +15,6 @@
 #define SEC 1000000000ull
 
 static uint8_t abuf[1 << 18], bbuf[1 << 18];
-
-Test(transport_uc, send_write_clean)
-{
-	struct xrxe_tph_pair p;
-	uint32_t lka, lkb, i;
-	struct ibv_wc wc[64];
-	static const uint32_t sizes[] = { 0, 1, 1023, 1024, 1025, 5000 };
-	uint32_t off = 0;
-
-	cr_assert_eq(xrxe_tph_pair_init(&p, 1, IBV_QPT_UC, NULL, true), 0);
-	for (i = 0; i < sizeof(abuf); i++)
-		abuf[i] = (uint8_t)(i * 3);
-	memset(bbuf, 0, sizeof(bbuf));
-	lka = xrxe_tph_mr(&p.h.side[0], abuf, sizeof(abuf), 0, 0);
-	lkb = xrxe_tph_mr(&p.h.side[1], bbuf, sizeof(bbuf),
-			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, 0);
-	for (i = 0; i < 6; i++) {
-		struct xrxe_sge sa = { (uintptr_t)abuf + off, sizes[i], lka };
-		struct xrxe_sge sb = { (uintptr_t)bbuf + off, sizes[i], lkb };
-
-		cr_assert_eq(xrxe_tph_post_recv(p.b, i, &sb, 1), 0);
-		cr_assert_eq(xrxe_tph_post_send(p.a, &(struct xrxe_tph_send){
-			.wr_id = i, .opcode = IBV_WR_SEND, .sge = &sa, .nsge = 1 }), 0);
-		off += sizes[i];
-		sa.addr = (uintptr_t)abuf + off;
-		cr_assert_eq(xrxe_tph_post_send(p.a, &(struct xrxe_tph_send){
-			.wr_id = 100 + i, .opcode = IBV_WR_RDMA_WRITE, .sge = &sa, .nsge = 1,
-			.raddr = (uintptr_t)bbuf + off, .rkey = lkb }), 0);
-		off += sizes[i];
-	}
-	cr_assert(xrxe_tph_run(&p.h, SEC));
-	cr_assert_eq(xrxe_tph_poll_cq(p.ca, wc, 64), 12);
-	for (i = 0; i < 12; i++)
-		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
-	cr_assert_eq(xrxe_tph_poll_cq(p.cb, wc, 64), 6);
-	for (i = 0; i < 6; i++) {
-		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
-		cr_assert_eq(wc[i].byte_len, sizes[i]);
-	}
-	cr_assert(!memcmp(abuf, bbuf, off));
-	/* UC sends no acknowledgements at all */
-	cr_assert_eq(p.h.opcode_count[1][XRXE_OPCODE(RC, ACKNOWLEDGE)], 0);
-	cr_assert_eq(p.h.submitted, p.h.opcode_count[0][0x20] + p.h.opcode_count[0][0x21] +
-					    p.h.opcode_count[0][0x22] + p.h.opcode_count[0][0x24] +
-					    p.h.opcode_count[0][0x26] + p.h.opcode_count[0][0x27] +
-					    p.h.opcode_count[0][0x28] + p.h.opcode_count[0][0x2a]);
-	xrxe_tph_pair_fini(&p);
-}
-
-Test(transport_uc, lossy_never_partial)
-{
-	struct xrxe_tph_pair p;
-	uint32_t lka, lkb, i;
-	struct ibv_wc wc[128];
-	int n;
-
-	cr_assert_eq(xrxe_tph_pair_init(&p, 2, IBV_QPT_UC, NULL, true), 0);
-	for (i = 0; i < sizeof(abuf); i++)
-		abuf[i] = (uint8_t)(i * 5 + 1);
-	memset(bbuf, 0, sizeof(bbuf));
-	lka = xrxe_tph_mr(&p.h.side[0], abuf, sizeof(abuf), 0, 0);
-	lkb = xrxe_tph_mr(&p.h.side[1], bbuf, sizeof(bbuf), IBV_ACCESS_LOCAL_WRITE, 0);
-	/* 40 messages of 4 packets; receive buffers of 8 KiB each, in order */
-	for (i = 0; i < 40; i++) {
-		struct xrxe_sge sb = { (uintptr_t)bbuf + 8192 * i, 8192, lkb };
-
-		cr_assert_eq(xrxe_tph_post_recv(p.b, i, &sb, 1), 0);
-	}
-	p.h.pol.drop_ppm = 50000;
-	for (i = 0; i < 40; i++) {
-		struct xrxe_sge sa = { (uintptr_t)abuf + 4096 * i, 4000, lka };
-
-		cr_assert_eq(xrxe_tph_post_send(p.a, &(struct xrxe_tph_send){
-			.wr_id = i, .opcode = IBV_WR_SEND, .sge = &sa, .nsge = 1 }), 0);
-		cr_assert(xrxe_tph_run(&p.h, SEC));
-	}
-	cr_assert_eq(xrxe_tph_poll_cq(p.ca, wc, 128), 40);
-	n = xrxe_tph_poll_cq(p.cb, wc, 128);
-	cr_assert_lt(n, 40, "some messages were lost");
-	cr_assert_gt(n, 20);
-	/* every delivered message is complete and the right one */
-	for (i = 0; i < (uint32_t)n; i++) {
-		uint32_t slot = (uint32_t)wc[i].wr_id, k;
-
-		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
-		cr_assert_eq(wc[i].byte_len, 4000);
-		/* which message landed in this buffer: find it by content */
-		for (k = 0; k < 40; k++)
-			if (!memcmp(bbuf + 8192 * slot, abuf + 4096 * k, 4000))
-				break;
-		cr_assert_lt(k, 40, "buffer %u holds a partial or mixed message", slot);
-	}
-	cr_assert_eq(xrxe_tph_state(p.b), IBV_QPS_RTS);
-	xrxe_tph_pair_fini(&p);
-}
 
 static void ud_pair(struct xrxe_tph_pair *p, bool ipv6, uint32_t *ah)
 {
@@ -280,5 +186,217 @@ Test(transport_ud, above_mtu_is_an_error_and_sqe_recovers)
 		cr_assert_eq(xrxe_tph_poll_cq(p.ca, wc, 8), 1);
 		cr_assert_eq(wc[0].status, IBV_WC_LOC_QP_OP_ERR);
 	}
+	xrxe_tph_pair_fini(&p);
+}
+
+/* Records the DETH Q_Key of every UD request side 0 sends. */
+struct qkeys {
+	unsigned n;
+	uint32_t v[8];
+};
+
+static bool record_qkey(void *arg, int from, const struct xrxe_pkt *pkt)
+{
+	struct qkeys *q = arg;
+	const struct xrxe_deth *deth = xrxe_pkt_hdr(pkt, XRXE_HDR_DETH);
+
+	if (from == 0 && deth && q->n < 8)
+		q->v[q->n++] = xrxe_deth_qkey(deth);
+	return false;
+}
+
+/* IBA 10.2.4 / C10-15: a WR Q_Key with the high-order bit set is replaced by
+ * the sending QP's own Q_Key; any other value goes out as it is, and the
+ * receiver drops a mismatch. */
+Test(transport_ud, privileged_qkey_uses_the_qp_qkey)
+{
+	struct xrxe_tph_pair p;
+	struct qkeys q = { 0 };
+	uint32_t lka, lkb, ah, i;
+	struct ibv_wc wc[8];
+	static const uint32_t wr_qkey[] = { 0x80000000u, 0x80000005u, 0x11111111u, 0x22222222u };
+
+	ud_pair(&p, false, &ah);
+	p.h.pol.filter = record_qkey;
+	p.h.pol.filter_arg = &q;
+	lka = xrxe_tph_mr(&p.h.side[0], abuf, 4096, 0, 0);
+	lkb = xrxe_tph_mr(&p.h.side[1], bbuf, 8192, IBV_ACCESS_LOCAL_WRITE, 0);
+	for (i = 0; i < 4; i++) {
+		struct xrxe_sge sb = { (uintptr_t)bbuf + 1024 * i, 1024, lkb };
+		struct xrxe_sge sa = { (uintptr_t)abuf, 64, lka };
+
+		cr_assert_eq(xrxe_tph_post_recv(p.b, i, &sb, 1), 0);
+		cr_assert_eq(xrxe_tph_post_send(p.a, &(struct xrxe_tph_send){
+			.wr_id = i, .opcode = IBV_WR_SEND, .sge = &sa, .nsge = 1, .ah = ah,
+			.rqpn = p.b->qpn, .rqkey = wr_qkey[i] }), 0);
+	}
+	cr_assert(xrxe_tph_run(&p.h, SEC));
+	cr_assert_eq(q.n, 4);
+	cr_assert_eq(q.v[0], p.conn.qkey, "0x80000000 -> the QP's Q_Key");
+	cr_assert_eq(q.v[1], p.conn.qkey, "any value with the high bit -> the QP's Q_Key");
+	cr_assert_eq(q.v[2], 0x11111111u);
+	cr_assert_eq(q.v[3], 0x22222222u);
+	cr_assert_eq(xrxe_tph_poll_cq(p.ca, wc, 8), 4);
+	/* three match the receiver's Q_Key (0x11111111), the last is dropped */
+	cr_assert_eq(xrxe_tph_poll_cq(p.cb, wc, 8), 3);
+	for (i = 0; i < 3; i++) {
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc[i].src_qp, p.a->qpn);
+		cr_assert(wc[i].wc_flags & IBV_WC_GRH);
+		cr_assert_eq(wc[i].byte_len, 64 + 40);
+	}
+	xrxe_tph_pair_fini(&p);
+}
+
+/* UD multicast: QPN 0xFFFFFF to a group reaches every attached QP (and only
+ * those), each with its own Q_Key check; detach stops delivery; only UD QPs
+ * and multicast GIDs attach. */
+static void mcast_case(bool ipv6)
+{
+	struct xrxe_tph_pair p;
+	struct xrxe_tph_qp *b2, *b3;
+	struct xrxe_tp_stats st;
+	struct xrxe_av av;
+	union ibv_gid grp, uni;
+	uint32_t lka, lkb, ah, i;
+	struct ibv_wc wc[16];
+	bool edge;
+
+	ud_pair(&p, ipv6, &ah);
+	b2 = xrxe_tph_qp_create(&p.h.side[1], IBV_QPT_UD, p.cb, p.cb, 16, 16, true);
+	b3 = xrxe_tph_qp_create(&p.h.side[1], IBV_QPT_UD, p.cb, p.cb, 16, 16, true);
+	{
+		struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+					  .qkey = p.conn.qkey };
+		struct xrxe_tph_qp *qs[2] = { b2, b3 };
+
+		for (i = 0; i < 2; i++) {
+			at.qp_state = IBV_QPS_INIT;
+			cr_assert_eq(xrxe_tp_qp_modify(p.h.side[1].tp, qs[i]->qp, &at,
+						       IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+							       IBV_QP_PORT | IBV_QP_QKEY, NULL), 0);
+			at.qp_state = IBV_QPS_RTR;
+			cr_assert_eq(xrxe_tp_qp_modify(p.h.side[1].tp, qs[i]->qp, &at,
+						       IBV_QP_STATE, NULL), 0);
+		}
+	}
+	memset(&grp, 0, sizeof(grp));
+	if (ipv6) {
+		inet_pton(AF_INET6, "ff0e::4791:1", grp.raw);
+	} else {
+		grp.raw[10] = grp.raw[11] = 0xff;
+		inet_pton(AF_INET, "239.1.2.3", grp.raw + 12);
+	}
+	memset(&uni, 0, sizeof(uni));
+	uni.raw[10] = uni.raw[11] = 0xff;
+	inet_pton(AF_INET, "10.0.0.2", uni.raw + 12);
+	cr_assert(xrxe_tp_gid_is_mcast(&grp));
+	cr_assert(!xrxe_tp_gid_is_mcast(&uni));
+	cr_assert_eq(xrxe_tp_mcast_attach(p.h.side[1].tp, p.b->qp, &uni, &edge), -EINVAL);
+	cr_assert_eq(xrxe_tp_mcast_attach(p.h.side[1].tp, p.b->qp, &grp, &edge), 0);
+	cr_assert(edge, "first member: the caller joins the group");
+	cr_assert_eq(xrxe_tp_mcast_attach(p.h.side[1].tp, b2->qp, &grp, &edge), 0);
+	cr_assert(!edge);
+	cr_assert_eq(xrxe_tp_mcast_attach(p.h.side[1].tp, b2->qp, &grp, &edge), -EEXIST);
+	/* b3 is not attached */
+
+	/* an AH to the group */
+	xrxe_tph_av(&p.h, 0, &av);
+	if (ipv6)
+		memcpy(&av.daddr.v6, grp.raw, 16);
+	else
+		memcpy(&av.daddr.v4, grp.raw + 12, 4);
+	cr_assert_eq(xrxe_tp_ah_create(p.h.side[0].tp, p.h.side[0].pdn, &av, &ah), 0);
+
+	lka = xrxe_tph_mr(&p.h.side[0], abuf, 4096, 0, 0);
+	lkb = xrxe_tph_mr(&p.h.side[1], bbuf, 16384, IBV_ACCESS_LOCAL_WRITE, 0);
+	for (i = 0; i < 100; i++)
+		abuf[i] = (uint8_t)(200 - i);
+	{
+		struct xrxe_sge s0 = { (uintptr_t)bbuf, 1024, lkb };
+		struct xrxe_sge s1 = { (uintptr_t)bbuf + 1024, 1024, lkb };
+		struct xrxe_sge s2 = { (uintptr_t)bbuf + 2048, 1024, lkb };
+		struct xrxe_sge sa = { (uintptr_t)abuf, 100, lka };
+
+		cr_assert_eq(xrxe_tph_post_recv(p.b, 100, &s0, 1), 0);
+		cr_assert_eq(xrxe_tph_post_recv(b2, 200, &s1, 1), 0);
+		cr_assert_eq(xrxe_tph_post_recv(b3, 300, &s2, 1), 0);
+		cr_assert_eq(xrxe_tph_post_send(p.a, &(struct xrxe_tph_send){
+			.wr_id = 1, .opcode = IBV_WR_SEND, .sge = &sa, .nsge = 1, .ah = ah,
+			.rqpn = XRXE_MCAST_QPN, .rqkey = p.conn.qkey }), 0);
+	}
+	cr_assert(xrxe_tph_run(&p.h, SEC));
+	cr_assert_eq(xrxe_tph_poll_cq(p.cb, wc, 16), 2);
+	for (i = 0; i < 2; i++) {
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc[i].byte_len, 140);
+		cr_assert_eq(wc[i].src_qp, p.a->qpn);
+		cr_assert(wc[i].wr_id == 100 || wc[i].wr_id == 200);
+		cr_assert_eq(wc[i].qp_num, wc[i].wr_id == 100 ? p.b->qpn : b2->qpn);
+	}
+	cr_assert(!memcmp(bbuf + 40, abuf, 100));
+	cr_assert(!memcmp(bbuf + 1024 + 40, abuf, 100));
+	if (!ipv6)
+		cr_assert(!memcmp(bbuf + 20 + 16, grp.raw + 12, 4), "GRH: destination = group");
+	else
+		cr_assert(!memcmp(bbuf + 24, grp.raw, 16), "GRH: destination = group");
+
+	/* detach b: only b2 gets the next one; the group stays */
+	cr_assert_eq(xrxe_tp_mcast_detach(p.h.side[1].tp, p.b->qp, &grp, &edge), 0);
+	cr_assert(!edge);
+	cr_assert_eq(xrxe_tp_mcast_detach(p.h.side[1].tp, p.b->qp, &grp, &edge), -ENOENT);
+	{
+		struct xrxe_sge s0 = { (uintptr_t)bbuf + 4096, 1024, lkb };
+		struct xrxe_sge s1 = { (uintptr_t)bbuf + 5120, 1024, lkb };
+		struct xrxe_sge sa = { (uintptr_t)abuf, 10, lka };
+
+		cr_assert_eq(xrxe_tph_post_recv(p.b, 101, &s0, 1), 0);
+		cr_assert_eq(xrxe_tph_post_recv(b2, 201, &s1, 1), 0);
+		cr_assert_eq(xrxe_tph_post_send(p.a, &(struct xrxe_tph_send){
+			.wr_id = 2, .opcode = IBV_WR_SEND, .sge = &sa, .nsge = 1, .ah = ah,
+			.rqpn = XRXE_MCAST_QPN, .rqkey = p.conn.qkey }), 0);
+	}
+	cr_assert(xrxe_tph_run(&p.h, SEC));
+	cr_assert_eq(xrxe_tph_poll_cq(p.cb, wc, 16), 1);
+	cr_assert_eq(wc[0].wr_id, 201);
+	/* destroying the last member empties the group: later datagrams are
+	 * counted as "no group" */
+	xrxe_tph_qp_destroy(b2);
+	{
+		struct xrxe_sge sa = { (uintptr_t)abuf, 10, lka };
+
+		cr_assert_eq(xrxe_tph_post_send(p.a, &(struct xrxe_tph_send){
+			.wr_id = 3, .opcode = IBV_WR_SEND, .sge = &sa, .nsge = 1, .ah = ah,
+			.rqpn = XRXE_MCAST_QPN, .rqkey = p.conn.qkey }), 0);
+	}
+	cr_assert(xrxe_tph_run(&p.h, SEC));
+	cr_assert_eq(xrxe_tph_cq_count(p.cb), 0);
+	xrxe_tp_get_stats(p.h.side[1].tp, &st);
+	cr_assert_eq(st.rx_drop_no_mcast, 1);
+	cr_assert_eq(st.mcast_grps, 0);
+	cr_assert_eq(xrxe_tph_poll_cq(p.ca, wc, 16), 3);
+	xrxe_tph_pair_fini(&p);
+}
+
+Test(transport_ud, multicast_ipv4)
+{
+	mcast_case(false);
+}
+
+Test(transport_ud, multicast_ipv6)
+{
+	mcast_case(true);
+}
+
+Test(transport_ud, multicast_attach_only_ud)
+{
+	struct xrxe_tph_pair p;
+	union ibv_gid grp;
+	bool edge;
+
+	cr_assert_eq(xrxe_tph_pair_init(&p, 4, IBV_QPT_RC, NULL, true), 0);
+	memset(&grp, 0, sizeof(grp));
+	grp.raw[0] = 0xff;
+	cr_assert_eq(xrxe_tp_mcast_attach(p.h.side[1].tp, p.b->qp, &grp, &edge), -EINVAL);
 	xrxe_tph_pair_fini(&p);
 }

@@ -210,6 +210,11 @@ void xrxe_tph_fini(struct xrxe_tph *h)
 	for (k = 0; k < h->nqps; k++)
 		if (h->qps[k])
 			xrxe_tph_qp_destroy(h->qps[k]);
+	for (k = 0; k < h->nsrqs; k++) {
+		xrxe_tp_srq_destroy(h->srqs[k]->s->tp, h->srqs[k]->srq);
+		free(h->srqs[k]->ring);
+		free(h->srqs[k]);
+	}
 	for (k = 0; k < h->ncqs; k++)
 		if (h->cqs[k])
 			xrxe_tph_cq_destroy(h->cqs[k]);
@@ -293,9 +298,10 @@ void xrxe_tph_cq_destroy(struct xrxe_tph_cq *c)
 	free(c);
 }
 
-struct xrxe_tph_qp *xrxe_tph_qp_create(struct xrxe_tph_side *s, enum ibv_qp_type type,
-				       struct xrxe_tph_cq *scq, struct xrxe_tph_cq *rcq,
-				       uint32_t sq_slots, uint32_t rq_slots, bool sig_all)
+static struct xrxe_tph_qp *qp_create(struct xrxe_tph_side *s, enum ibv_qp_type type,
+				     struct xrxe_tph_cq *scq, struct xrxe_tph_cq *rcq,
+				     uint32_t sq_slots, uint32_t rq_slots, struct xrxe_tph_srq *srq,
+				     bool sig_all)
 {
 	struct xrxe_tph_qp *q = calloc(1, sizeof(*q));
 	struct xrxe_tp_qp_init init;
@@ -312,7 +318,7 @@ struct xrxe_tph_qp *xrxe_tph_qp_create(struct xrxe_tph_side *s, enum ibv_qp_type
 	q->sq_elem = pow2(sizeof(struct xrxe_send_wqe) + 256);
 	q->rq_elem = pow2(sizeof(struct xrxe_recv_wqe) + 4 * sizeof(struct xrxe_sge));
 	q->sq = ring_alloc(sq_slots, q->sq_elem);
-	q->rq = ring_alloc(rq_slots, q->rq_elem);
+	q->rq = srq ? NULL : ring_alloc(rq_slots, q->rq_elem);
 	q->scq = scq;
 	q->rcq = rcq;
 	memset(&init, 0, sizeof(init));
@@ -324,6 +330,7 @@ struct xrxe_tph_qp *xrxe_tph_qp_create(struct xrxe_tph_side *s, enum ibv_qp_type
 	init.sq_slots = sq_slots;
 	init.rq = q->rq;
 	init.rq_slots = rq_slots;
+	init.srq = srq ? srq->srq : NULL;
 	init.cap = q->cap;
 	init.sq_sig_all = sig_all;
 	init.user = q;
@@ -332,6 +339,64 @@ struct xrxe_tph_qp *xrxe_tph_qp_create(struct xrxe_tph_side *s, enum ibv_qp_type
 	if (s->h->nqps < XRXE_TPH_MAX_OBJS)
 		s->h->qps[s->h->nqps++] = q;
 	return q;
+}
+
+struct xrxe_tph_qp *xrxe_tph_qp_create(struct xrxe_tph_side *s, enum ibv_qp_type type,
+				       struct xrxe_tph_cq *scq, struct xrxe_tph_cq *rcq,
+				       uint32_t sq_slots, uint32_t rq_slots, bool sig_all)
+{
+	return qp_create(s, type, scq, rcq, sq_slots, rq_slots, NULL, sig_all);
+}
+
+struct xrxe_tph_qp *xrxe_tph_qp_create_srq(struct xrxe_tph_side *s, enum ibv_qp_type type,
+					   struct xrxe_tph_cq *scq, struct xrxe_tph_cq *rcq,
+					   uint32_t sq_slots, struct xrxe_tph_srq *srq,
+					   bool sig_all)
+{
+	return qp_create(s, type, scq, rcq, sq_slots, 2, srq, sig_all);
+}
+
+struct xrxe_tph_srq *xrxe_tph_srq_create(struct xrxe_tph_side *s, uint32_t slots)
+{
+	struct xrxe_tph_srq *q = calloc(1, sizeof(*q));
+
+	q->s = s;
+	q->slots = slots;
+	q->elem = pow2(sizeof(struct xrxe_recv_wqe) + 4 * sizeof(struct xrxe_sge));
+	q->ring = ring_alloc(slots, q->elem);
+	if (xrxe_tp_srq_create(s->tp, s->pdn, q->ring, slots, 4, q, &q->srq))
+		abort();
+	if (s->h->nsrqs < XRXE_TPH_MAX_OBJS)
+		s->h->srqs[s->h->nsrqs++] = q;
+	return q;
+}
+
+static bool ring_full(const struct xrxe_ring *r, uint32_t prod, uint32_t mask);
+
+static int post_recv_ring(struct xrxe_ring *r, uint32_t slots, uint32_t elem, uint32_t *prod,
+			  uint64_t wr_id, const struct xrxe_sge *sge, uint32_t nsge)
+{
+	uint32_t mask = slots - 1;
+	struct xrxe_recv_wqe *slot;
+
+	if (ring_full(r, *prod, mask))
+		return -ENOSPC;
+	slot = (struct xrxe_recv_wqe *)(r->data + (size_t)(*prod & mask) * elem);
+	memset(slot, 0, elem);
+	slot->wr_id = wr_id;
+	slot->num_sge = nsge;
+	if (nsge && nsge <= 4)
+		memcpy(slot->sge, sge, nsge * sizeof(*sge));
+	*prod = (*prod + 1) & mask;
+	/* Release: the WQE is visible before the new producer index. */
+	atomic_store_explicit((_Atomic uint32_t *)&r->producer, *prod, memory_order_release);
+	return 0;
+}
+
+int xrxe_tph_post_srq_recv(struct xrxe_tph_srq *q, uint64_t wr_id, const struct xrxe_sge *sge,
+			   uint32_t nsge)
+{
+	return post_recv_ring(q->ring, q->slots, q->elem, &q->prod, wr_id, sge, nsge);
 }
 
 void xrxe_tph_qp_destroy(struct xrxe_tph_qp *q)
@@ -504,22 +569,9 @@ int xrxe_tph_post_send(struct xrxe_tph_qp *q, const struct xrxe_tph_send *w)
 int xrxe_tph_post_recv(struct xrxe_tph_qp *q, uint64_t wr_id, const struct xrxe_sge *sge,
 		       uint32_t nsge)
 {
-	uint32_t mask = q->rq_slots - 1;
-	struct xrxe_recv_wqe *slot;
-
-	if (ring_full(q->rq, q->rq_prod, mask))
-		return -ENOSPC;
-	slot = (struct xrxe_recv_wqe *)(q->rq->data + (size_t)(q->rq_prod & mask) * q->rq_elem);
-	memset(slot, 0, q->rq_elem);
-	slot->wr_id = wr_id;
-	slot->num_sge = nsge;
-	if (nsge && nsge <= 4)
-		memcpy(slot->sge, sge, nsge * sizeof(*sge));
-	q->rq_prod = (q->rq_prod + 1) & mask;
-	/* Release: the WQE is visible before the new producer index. */
-	atomic_store_explicit((_Atomic uint32_t *)&q->rq->producer, q->rq_prod,
-			      memory_order_release);
-	return 0;
+	if (!q->rq)
+		return -EINVAL; /* the QP has an SRQ */
+	return post_recv_ring(q->rq, q->rq_slots, q->rq_elem, &q->rq_prod, wr_id, sge, nsge);
 }
 
 uint32_t xrxe_tph_cq_count(const struct xrxe_tph_cq *c)

@@ -76,7 +76,8 @@ struct xrxe_tph {
 #define XRXE_TPH_MAX_OBJS 32
 	struct xrxe_tph_qp *qps[XRXE_TPH_MAX_OBJS];
 	struct xrxe_tph_cq *cqs[XRXE_TPH_MAX_OBJS];
-	unsigned nqps, ncqs;
+	struct xrxe_tph_srq *srqs[XRXE_TPH_MAX_OBJS];
+	unsigned nqps, ncqs, nsrqs;
 };
 
 struct xrxe_tph_cq {
@@ -97,6 +98,14 @@ struct xrxe_tph_qp {
 	uint32_t sq_prod, rq_prod;
 	struct xrxe_tph_cq *scq, *rcq;
 	struct ibv_qp_cap cap;
+};
+
+/* A shared receive queue (4 SGEs per WQE). Freed by xrxe_tph_fini. */
+struct xrxe_tph_srq {
+	struct xrxe_tph_side *s;
+	struct xrxe_tp_srq *srq;
+	struct xrxe_ring *ring;
+	uint32_t slots, elem, prod;
 };
 
 /* What ibv_post_send would carry. */
@@ -126,6 +135,14 @@ struct xrxe_tph_cq *xrxe_tph_cq_create(struct xrxe_tph_side *s, uint32_t nslots)
 struct xrxe_tph_qp *xrxe_tph_qp_create(struct xrxe_tph_side *s, enum ibv_qp_type type,
 				       struct xrxe_tph_cq *scq, struct xrxe_tph_cq *rcq,
 				       uint32_t sq_slots, uint32_t rq_slots, bool sig_all);
+/* A QP whose receive WQEs come from srq (no RQ of its own). */
+struct xrxe_tph_qp *xrxe_tph_qp_create_srq(struct xrxe_tph_side *s, enum ibv_qp_type type,
+					   struct xrxe_tph_cq *scq, struct xrxe_tph_cq *rcq,
+					   uint32_t sq_slots, struct xrxe_tph_srq *srq,
+					   bool sig_all);
+struct xrxe_tph_srq *xrxe_tph_srq_create(struct xrxe_tph_side *s, uint32_t slots);
+int xrxe_tph_post_srq_recv(struct xrxe_tph_srq *q, uint64_t wr_id, const struct xrxe_sge *sge,
+			   uint32_t nsge);
 void xrxe_tph_qp_destroy(struct xrxe_tph_qp *q);
 void xrxe_tph_cq_destroy(struct xrxe_tph_cq *c);
 
