@@ -44,6 +44,7 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 		void *obj;
 
 		if (r == 0) {
+			atomic_store_explicit(&ctx->conn.gone, true, memory_order_relaxed);
 			if (ctx->fatal_reported) {
 				errno = ENODEV;
 				return -1;

@@ -37,16 +37,16 @@ static inline const struct xrxe_cqe *cqe_at(const struct xrxe_cq *cq, uint32_t i
 /* A busy-polling application (perftest) would spin forever on a CQ whose
  * daemon died. Every XRXE_DEAD_CHECK_EVERY empty polls, look (without
  * blocking) whether the control connection was hung up: one syscall per ~64k
- * empty polls, nothing on the hot path. */
-#define XRXE_DEAD_CHECK_EVERY 65536
-
+ * empty polls, nothing on the hot path. Once known, every poll fails. */
 static bool daemon_gone(struct xrxe_cq *cq)
 {
-	struct pollfd p = { .fd = to_xctx(cq->cqx.context)->conn.fd, .events = POLLRDHUP };
+	struct xrxe_conn *conn = &to_xctx(cq->cqx.context)->conn;
 
+	if (atomic_load_explicit(&conn->gone, memory_order_relaxed))
+		return true;
 	if (++cq->empty_polls % XRXE_DEAD_CHECK_EVERY)
 		return false;
-	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL));
+	return xrxe_conn_hung_up(conn);
 }
 
 int xrxe_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
@@ -74,8 +74,10 @@ int xrxe_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	}
 	pthread_spin_unlock(&cq->lock);
 	if (n == 0 && daemon_gone(cq)) {
-		shim_err("%s: the xrxe daemon is gone; completions will never arrive",
-			 ibcq->context->device->name);
+		if (!cq->gone_reported)
+			shim_err("%s: the xrxe daemon is gone; completions will never arrive",
+				 ibcq->context->device->name);
+		cq->gone_reported = true;
 		errno = ECONNRESET;
 		return -1; /* ibv_poll_cq: a negative value is an error */
 	}
@@ -139,7 +141,8 @@ static int cqx_start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr)
 	if (!cqx_take(cq)) {
 		/* ENOENT: the caller must not call end_poll */
 		pthread_spin_unlock(&cq->lock);
-		return ENOENT;
+		/* a dead daemon is an error, not "empty" forever (as poll_cq) */
+		return daemon_gone(cq) ? EIO : ENOENT;
 	}
 	return 0;
 }
@@ -446,8 +449,10 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void 
 		ssize_t r = read(channel->fd, &handle, sizeof(handle));
 
 		if (r != (ssize_t)sizeof(handle)) {
+			if (r == 0) /* end of file: the daemon went away */
+				atomic_store_explicit(&ctx->conn.gone, true, memory_order_relaxed);
 			if (r >= 0)
-				errno = r == 0 ? ECONNRESET : EIO; /* the daemon went away */
+				errno = r == 0 ? ECONNRESET : EIO;
 			return -1;
 		}
 		/* An event for a CQ destroyed since: skip it. */

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -88,6 +89,26 @@ void xrxe_conn_close(struct xrxe_conn *c)
 bool xrxe_conn_gone(int err)
 {
 	return err == -ECONNRESET || err == -EPIPE || err == -ENOTCONN || err == -ECONNREFUSED;
+}
+
+bool xrxe_conn_hung_up(struct xrxe_conn *c)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLRDHUP };
+
+	if (c->fd >= 0 && !(poll(&p, 1, 0) == 1 &&
+			    (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL))))
+		return false;
+	atomic_store_explicit(&c->gone, true, memory_order_relaxed);
+	return true;
+}
+
+bool xrxe_conn_dead(struct xrxe_conn *c)
+{
+	if (atomic_load_explicit(&c->gone, memory_order_relaxed))
+		return true;
+	if (++c->post_checks % XRXE_DEAD_CHECK_EVERY)
+		return false;
+	return xrxe_conn_hung_up(c);
 }
 
 static void close_fds(const int *fds, unsigned int n)
@@ -251,6 +272,8 @@ int xrxe_conn_call(struct xrxe_conn *c, uint16_t op, void *req, size_t req_len, 
 out_fds:
 	close_fds(got, ngot);
 out:
+	if (xrxe_conn_gone(ret) && ret != -ENOTCONN)
+		atomic_store_explicit(&c->gone, true, memory_order_relaxed);
 	pthread_mutex_unlock(&c->lock);
 	if (ret && ret != -ENOENT)
 		shim_dbg("control op %u: %s", op, strerror(-ret));

@@ -180,6 +180,11 @@ int xrxe_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
 		*bad = wr;
 		return EINVAL;
 	}
+	/* The daemon is gone (device fatal): nothing would ever execute. */
+	if (xrxe_conn_dead(&to_xctx(ibqp->context)->conn)) {
+		*bad = wr;
+		return EIO;
+	}
 	pthread_spin_lock(&q->lock);
 	prod = q->prod;
 	cons = __atomic_load_n(&q->ring->consumer, __ATOMIC_ACQUIRE) & q->mask;
@@ -260,6 +265,10 @@ int xrxe_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 		*bad = wr;
 		return EINVAL;
 	}
+	if (xrxe_conn_dead(&to_xctx(ibqp->context)->conn)) {
+		*bad = wr;
+		return EIO; /* device fatal: the daemon is gone */
+	}
 	return xrxe_post_recv_ring(&qp->rq, wr, bad);
 }
 
@@ -273,6 +282,8 @@ static void wr_start(struct ibv_qp_ex *qx)
 	qp->wr_prod = qp->sq.prod;
 	qp->wr_cur = NULL;
 	qp->wr_err = sq_postable(qx->qp_base.state) ? 0 : EINVAL;
+	if (!qp->wr_err && xrxe_conn_dead(&to_xctx(qx->qp_base.context)->conn))
+		qp->wr_err = EIO; /* device fatal: wr_complete reports it */
 }
 
 /* Open the next WQE of the session; on any error the session is poisoned and

@@ -54,6 +54,11 @@ struct xrxe_conn {
 	int fd;
 	pthread_mutex_t lock; /* one request/reply in flight per connection */
 	uint32_t seq;
+	/* Set once the daemon is known to be gone (a control call saw the
+	 * connection hang up, the async pipe hit end of file, a CQ or post
+	 * check found POLLHUP): every post and poll then fails at once. */
+	_Atomic bool gone;
+	uint32_t post_checks; /* posts since the last hang-up check (racy: a hint) */
 };
 
 int xrxe_conn_open(struct xrxe_conn *c, const char *path);
@@ -69,6 +74,13 @@ int xrxe_conn_call(struct xrxe_conn *c, uint16_t op, void *req, size_t req_len, 
 		   unsigned int nfds, void *rep, size_t rep_len, int *rfds, unsigned int *nrfds);
 /* The daemon no longer exists: destroy paths treat the object as gone. */
 bool xrxe_conn_gone(int err);
+/* True if the daemon is gone: the flag, and every XRXE_DEAD_CHECK_EVERY
+ * calls one non-blocking poll() of the control socket for a hang-up (so a
+ * post loop notices without an async-event reader). For the data path. */
+#define XRXE_DEAD_CHECK_EVERY 65536
+bool xrxe_conn_dead(struct xrxe_conn *c);
+/* One non-blocking look for a hang-up; sets c->gone. */
+bool xrxe_conn_hung_up(struct xrxe_conn *c);
 
 /* --- devices (device.c) ---------------------------------------------------------- */
 struct xrxe_device {
@@ -205,6 +217,7 @@ struct xrxe_cq {
 	uint64_t wc_flags;
 	uint32_t events_reported;
 	uint32_t empty_polls; /* see daemon_gone() in cq.c */
+	bool gone_reported;   /* the "daemon is gone" line was printed */
 };
 
 static inline struct xrxe_cq *to_xcq(struct ibv_cq *cq)

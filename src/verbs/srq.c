@@ -112,5 +112,9 @@ int ibv_destroy_srq(struct ibv_srq *ibsrq)
 
 int xrxe_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
+	if (xrxe_conn_dead(&to_xctx(ibsrq->context)->conn)) {
+		*bad = wr;
+		return EIO; /* device fatal: the daemon is gone */
+	}
 	return xrxe_post_recv_ring(&xrxe_container_of(ibsrq, struct xrxe_srq, srq)->rq, wr, bad);
 }
