@@ -220,16 +220,48 @@ int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned i
 	return 0;
 }
 
+static bool gid_v4(const union ibv_gid *g)
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return !memcmp(g->raw, pfx, sizeof(pfx));
+}
+
+/* rdma_is_multicast_addr: ff00::/8, or IPv4-mapped 224.0.0.0/4 */
+static bool gid_mcast(const union ibv_gid *g)
+{
+	return g->raw[0] == 0xff || (gid_v4(g) && (g->raw[12] & 0xf0) == 0xe0);
+}
+
 int xrxe_find_gid(struct ibv_context *context, uint8_t port, const union ibv_gid *gid)
 {
 	struct xrxe_page_snapshot s;
+	int i, n, fallback = -1;
 
 	if (port != XRXE_PORT || xrxe_page_read(to_xctx(context), &s))
 		return -1;
-	for (int i = 0; i < XRXE_GID_TABLE_LEN && i < s.port_attr.gid_tbl_len; i++)
+	n = s.port_attr.gid_tbl_len < XRXE_GID_TABLE_LEN ? s.port_attr.gid_tbl_len
+							 : XRXE_GID_TABLE_LEN;
+	for (i = 0; i < n; i++)
 		if (s.gids[i].valid && !memcmp(&s.gids[i].gid, gid, sizeof(*gid)))
 			return i;
-	return -1;
+	if (!gid_mcast(gid))
+		return -1;
+	/* A datagram sent to a multicast group was not addressed to one of our
+	 * GIDs: answer from the first GID of the group's family (IPv6: a
+	 * non-link-local one if there is one), as the kernel's
+	 * ib_init_ah_attr_from_wc picks a source GID for multicast. */
+	for (i = 0; i < n; i++) {
+		const union ibv_gid *g = &s.gids[i].gid;
+
+		if (!s.gids[i].valid || gid_v4(g) != gid_v4(gid))
+			continue;
+		if (gid_v4(g) || !(g->raw[0] == 0xfe && (g->raw[1] & 0xc0) == 0x80))
+			return i;
+		if (fallback < 0)
+			fallback = i;
+	}
+	return fallback;
 }
 
 /* One P_Key: the default full-membership 0xffff at index 0 (RoCE has no

@@ -97,12 +97,50 @@ fi
 tap_ok "xrxed started on both ends"
 DEV_A=xrxe_$IF_A DEV_B=xrxe_$IF_B
 N=${SURFACE_ITERS:-200}
+PROG=$PWD/$BUILD/tests/verbs/ud_surface
+
+# The GID index of our IPv6 address (index 1 is the IPv4-mapped one).
+gid6_index() {
+	ns_exec "$1" "${RUN[@]}" ibv_devinfo -v -d "$2" 2>/dev/null |
+		sed -n "s/.*GID\[ *\([0-9]*\)\]:[[:space:]]*${3}.*/\1/p" | head -n 1
+}
+G6_A=$(gid6_index "$NS_A" "$DEV_A" "${IP6_A%::1}")
+G6_B=$(gid6_index "$NS_B" "$DEV_B" "${IP6_B%::2}")
+if [ -n "$G6_A" ] && [ -n "$G6_B" ]; then
+	tap_ok "IPv6 GIDs found (index $G6_A and $G6_B)"
+else
+	tap_fail "IPv6 GIDs found"
+fi
+
+# ud_surface (tests/verbs/ud_surface.c): what the stock tools do not reach.
+# run_prog DESC NS ARGS...
+run_prog() {
+	local desc=$1 ns=$2 log=$TMP/prog.log
+	shift 2
+	if ns_exec "$ns" timeout 30 "${RUN[@]}" "$PROG" "$@" >"$log" 2>&1 &&
+		grep -q "ud_surface: OK" "$log"; then
+		tap_ok "$desc"
+		grep '^  ' "$log" | sed 's/^/#  /'
+	else
+		tap_fail "$desc"
+		sed 's/^/#   /' "$log" | tail -n 15
+	fi
+}
+run_prog "UD: IPv4 GID: GRH area, src_qp, ibv_create_ah_from_wc, oversize send" \
+	"$NS_A" -d "$DEV_A" ah 1
+run_prog "UD: IPv6 GID: GRH area, src_qp, ibv_create_ah_from_wc, oversize send" \
+	"$NS_A" -d "$DEV_A" ah "$G6_A"
+run_prog "UD multicast, IPv4 group: attach, two members receive, detach" "$NS_A" -d "$DEV_A" mcast 1
+run_prog "UD multicast, IPv6 group: attach, two members receive, detach" \
+	"$NS_A" -d "$DEV_A" mcast "$G6_A"
+run_prog "SRQ shared by two RC QPs: SRQ_LIMIT_REACHED, QP_LAST_WQE_REACHED on async_fd" \
+	"$NS_A" -d "$DEV_A" srq 1
 
 for where in cross loopback; do
 	if [ $where = cross ]; then
-		sns=$NS_B cns=$NS_A sdev=$DEV_B cdev=$DEV_A dst=$IP4_B
+		sns=$NS_B cns=$NS_A sdev=$DEV_B cdev=$DEV_A dst=$IP4_B sg6=$G6_B cg6=$G6_A
 	else
-		sns=$NS_A cns=$NS_A sdev=$DEV_A cdev=$DEV_A dst=$IP4_A
+		sns=$NS_A cns=$NS_A sdev=$DEV_A cdev=$DEV_A dst=$IP4_A sg6=$G6_A cg6=$G6_A
 	fi
 	for t in "ibv_uc_pingpong -s 4096" "ibv_ud_pingpong -s 1024" "ibv_srq_pingpong -q 8" \
 		"ibv_rc_pingpong -N" "ibv_rc_pingpong -t"; do
@@ -112,6 +150,10 @@ for where in cross loopback; do
 			"${cmd[@]}" -d "$sdev" -g 1 -n "$N" -p $PORT -- \
 			"${cmd[@]}" -d "$cdev" -g 1 -n "$N" -p $PORT "$dst"
 	done
+	next_port
+	pair "ibv_ud_pingpong over IPv6 GIDs ($where)" "$sns" "$cns" $PORT -- \
+		ibv_ud_pingpong -d "$sdev" -g "$sg6" -s 1024 -n "$N" -p $PORT -- \
+		ibv_ud_pingpong -d "$cdev" -g "$cg6" -s 1024 -n "$N" -p $PORT "$dst"
 	for t in "ib_send_bw -c UD" "ib_send_bw -c UC" "ib_write_bw -c UC" "ib_send_lat -c UD"; do
 		read -r -a cmd <<<"$t"
 		next_port
@@ -123,10 +165,16 @@ done
 
 # ibv_asyncwatch: waits for async events; stopping the daemon under it must
 # produce IBV_EVENT_DEVICE_FATAL (the shim sees its control socket hang up).
-log=$TMP/asyncwatch
+# ud_surface fatal, at the same time: then posts and polls fail at once.
+log=$TMP/asyncwatch flog=$TMP/fatal
 ns_exec "$NS_A" timeout 20 "${RUN[@]}" ibv_asyncwatch -d "$DEV_A" >"$log" 2>&1 &
 awpid=$!
-for i in $(seq 100); do grep -q "async event FD" "$log" && break; sleep 0.05; done
+ns_exec "$NS_A" timeout 20 "${RUN[@]}" "$PROG" -d "$DEV_A" fatal >"$flog" 2>&1 &
+fpid=$!
+for i in $(seq 100); do
+	grep -q "async event FD" "$log" && grep -q "waiting for the daemon" "$flog" && break
+	sleep 0.05
+done
 kill "$PID_A"
 wait "$PID_A" 2>/dev/null
 wait "$awpid"
@@ -135,6 +183,13 @@ if grep -q "IBV_EVENT_DEVICE_FATAL" "$log"; then
 else
 	tap_fail "ibv_asyncwatch prints IBV_EVENT_DEVICE_FATAL when the daemon stops"
 	sed 's/^/#   /' "$log" | tail -n 10
+fi
+if wait "$fpid" && grep -q "ud_surface: OK" "$flog"; then
+	tap_ok "after device fatal, post_send/post_recv/poll_cq/create_cq fail at once"
+	grep '^  ' "$flog" | sed 's/^/#  /'
+else
+	tap_fail "after device fatal, post_send/post_recv/poll_cq/create_cq fail at once"
+	sed 's/^/#   /' "$flog" | tail -n 10
 fi
 kill "$PID_B" 2>/dev/null
 wait "$PID_B" 2>/dev/null
