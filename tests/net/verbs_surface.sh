@@ -133,6 +133,31 @@ run_prog "UD: IPv6 GID: GRH area, src_qp, ibv_create_ah_from_wc, oversize send" 
 run_prog "UD multicast, IPv4 group: attach, two members receive, detach" "$NS_A" -d "$DEV_A" mcast 1
 run_prog "UD multicast, IPv6 group: attach, two members receive, detach" \
 	"$NS_A" -d "$DEV_A" mcast "$G6_A"
+# Multicast across the namespaces: the receiver's daemon must join the IP
+# group on its interface (the kernel lists it) and leave it after the detach.
+mcast_cross() {
+	local fam=$1 grp=$2 gs=$3 gr=$4 rlog=$TMP/mrecv.log slog=$TMP/msend.log
+	ns_exec "$NS_B" timeout 30 "${RUN[@]}" "$PROG" -d "$DEV_B" mcast-recv "$gr" >"$rlog" 2>&1 &
+	local rpid=$! i joined=0 left=0
+	for i in $(seq 100); do grep -q "attached" "$rlog" && break; sleep 0.05; done
+	ip -n "$NS_B" maddr show dev "$IF_B" | grep -q "$grp" && joined=1
+	ns_exec "$NS_A" timeout 30 "${RUN[@]}" "$PROG" -d "$DEV_A" mcast-send "$gs" >"$slog" 2>&1 &
+	local spid=$!
+	wait "$rpid"
+	local rrc=$?
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	ip -n "$NS_B" maddr show dev "$IF_B" | grep -q "$grp" || left=1
+	if [ $rrc -eq 0 ] && grep -q "ud_surface: OK" "$rlog" && [ $joined = 1 ] && [ $left = 1 ]; then
+		tap_ok "UD multicast across namespaces ($fam): group joined on $IF_B, datagram received, left"
+	else
+		tap_fail "UD multicast across namespaces ($fam) (exit $rrc, joined $joined, left $left)"
+		sed 's/^/#   recv: /' "$rlog" | tail -n 8
+		sed 's/^/#   send: /' "$slog" | tail -n 8
+	fi
+}
+mcast_cross IPv4 239.71.91.1 1 1
+mcast_cross IPv6 ff0e::4791:1 "$G6_A" "$G6_B"
 run_prog "SRQ shared by two RC QPs: SRQ_LIMIT_REACHED, QP_LAST_WQE_REACHED on async_fd" \
 	"$NS_A" -d "$DEV_A" srq 1
 

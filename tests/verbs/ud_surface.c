@@ -19,6 +19,10 @@
  *                  IBV_EVENT_SRQ_LIMIT_REACHED arrives on async_fd once the
  *                  count drops below it (limit disarmed after, ibv_query_srq);
  *                  moving one QP to ERR gives IBV_EVENT_QP_LAST_WQE_REACHED.
+ *   mcast-recv GIDX / mcast-send GIDX
+ *                  across hosts: the receiver attaches a QP to the group,
+ *                  prints "attached" and waits (10 s) for one datagram; the
+ *                  sender sends 20 datagrams to the group, 50 ms apart.
  *   fatal          waits for IBV_EVENT_DEVICE_FATAL on async_fd (the caller
  *                  stops the daemon), then checks that posts and polls fail
  *                  at once instead of hanging.
@@ -359,6 +363,67 @@ static void test_mcast(void)
 	ibv_destroy_qp(r2);
 }
 
+static void group_of(union ibv_gid *grp)
+{
+	memset(grp, 0, sizeof(*grp));
+	if (is_v4(&gid)) {
+		grp->raw[10] = grp->raw[11] = 0xff;
+		inet_pton(AF_INET, "239.71.91.1", grp->raw + 12);
+	} else {
+		inet_pton(AF_INET6, "ff0e::4791:1", grp->raw);
+	}
+}
+
+static void test_mcast_recv(void)
+{
+	struct ibv_qp *r = make_qp(IBV_QPT_UD, NULL);
+	union ibv_gid grp;
+	struct ibv_wc wc;
+
+	group_of(&grp);
+	ud_up(r);
+	if (ibv_attach_mcast(r, &grp, 0))
+		fail("ibv_attach_mcast: %s", strerror(errno));
+	for (int i = 0; i < 4; i++)
+		post_recv(r, NULL, (uint64_t)i, 8192 + 2048 * (uint32_t)i, 2048);
+	printf("ud_surface: attached\n");
+	fflush(stdout);
+	if (poll_for(&wc, 1, 10000) != 1)
+		fail("no datagram from the group within 10 s");
+	if (wc.status || wc.byte_len != 40 + 300 || !(wc.wc_flags & IBV_WC_GRH))
+		fail("group datagram: %s, %u bytes", ibv_wc_status_str(wc.status), wc.byte_len);
+	for (int i = 0; i < 300; i++)
+		if (buf[8192 + 2048 * wc.wr_id + 40 + (unsigned)i] != (uint8_t)(i * 3 + 1))
+			fail("group datagram payload byte %d", i);
+	printf("  mcast-recv: datagram from QP %u via the group\n", wc.src_qp);
+	if (ibv_detach_mcast(r, &grp, 0))
+		fail("ibv_detach_mcast: %s", strerror(errno));
+	ibv_destroy_qp(r);
+}
+
+static void test_mcast_send(void)
+{
+	struct ibv_qp *s = make_qp(IBV_QPT_UD, NULL);
+	union ibv_gid grp;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+
+	group_of(&grp);
+	ud_up(s);
+	ah = ah_to(&grp);
+	for (int i = 0; i < 300; i++)
+		buf[i] = (uint8_t)(i * 3 + 1);
+	for (int i = 0; i < 20; i++) {
+		if (post_send(s, ah, 0xffffff, (uint64_t)i, 0, 300, false))
+			fail("post_send to the group");
+		if (poll_for(&wc, 1, 2000) != 1 || wc.status)
+			fail("send completion");
+		usleep(50000);
+	}
+	ibv_destroy_ah(ah);
+	ibv_destroy_qp(s);
+}
+
 static void test_srq(void)
 {
 	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 16, .max_sge = 1 } };
@@ -471,7 +536,8 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: ud_surface -d DEV ah|mcast|srq|fatal [GIDX]\n");
+		fprintf(stderr, "usage: ud_surface -d DEV ah|mcast|mcast-recv|mcast-send|srq|fatal "
+				"[GIDX]\n");
 		return 2;
 	}
 	test = argv[optind];
@@ -507,6 +573,10 @@ int main(int argc, char **argv)
 			fail("max_mcast_grp %d max_mcast_qp_attach %d", da.max_mcast_grp,
 			     da.max_mcast_qp_attach);
 		test_mcast();
+	} else if (!strcmp(test, "mcast-recv")) {
+		test_mcast_recv();
+	} else if (!strcmp(test, "mcast-send")) {
+		test_mcast_send();
 	} else if (!strcmp(test, "srq")) {
 		if (da.max_srq < 1 || da.max_srq_wr < 16 || da.max_srq_sge < 1)
 			fail("max_srq %d max_srq_wr %d max_srq_sge %d", da.max_srq, da.max_srq_wr,
