@@ -77,7 +77,7 @@ void xrxe_tpi_comp_retire(struct xrxe_tp_qp *qp, enum ibv_wc_status status)
 		cqerr = xrxe_tpi_cq_post(qp->send_cq, &wc, false);
 	}
 	if (cqerr)
-		xrxe_tpi_qp_error(qp); /* CQ overrun: IBA 11.4.2.1 */
+		xrxe_tpi_qp_cq_overrun(qp);
 	else if (err && status != IBV_WC_WR_FLUSH_ERR)
 		xrxe_tpi_qp_sq_error(qp); /* ref/rxe.md §2.10: error -> ERR, flush */
 }

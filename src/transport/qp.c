@@ -606,6 +606,14 @@ void xrxe_tpi_qp_error(struct xrxe_tp_qp *qp)
 		xrxe_tpi_qp_async(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
 }
 
+void xrxe_tpi_qp_cq_overrun(struct xrxe_tp_qp *qp)
+{
+	if (qp->state == IBV_QPS_ERR)
+		return;
+	xrxe_tpi_qp_error(qp);
+	xrxe_tpi_qp_async(qp, IBV_EVENT_QP_FATAL);
+}
+
 void xrxe_tpi_qp_sq_error(struct xrxe_tp_qp *qp)
 {
 	if (qp->type == IBV_QPT_RC) {

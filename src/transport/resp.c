@@ -298,7 +298,7 @@ static void complete_rwqe(struct xrxe_tp_qp *qp, struct ibv_wc *wc, bool solicit
 				      qp->rq_cons & qp->rq_mask, memory_order_release);
 	}
 	if (xrxe_tpi_cq_post(qp->recv_cq, wc, solicited))
-		xrxe_tpi_qp_error(qp); /* ref/rxe.md §2.3 class G: recv CQ full */
+		xrxe_tpi_qp_cq_overrun(qp); /* ref/rxe.md §2.3 class G: recv CQ full */
 	else if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR)
 		xrxe_tpi_qp_error(qp);
 }

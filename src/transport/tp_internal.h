@@ -339,6 +339,10 @@ int xrxe_tpi_cq_post(struct xrxe_tp_cq *cq, const struct ibv_wc *wc, bool solici
 struct xrxe_tp_qp *xrxe_tpi_qp_lookup(struct xrxe_tp *tp, uint32_t qpn);
 /* Move to ERR (IBA 10.3.1: any state -> Error) and flush both queues. */
 void xrxe_tpi_qp_error(struct xrxe_tp_qp *qp);
+/* A completion for qp did not fit its CQ (the CQ raised IBV_EVENT_CQ_ERR):
+ * the QP goes to ERR with IBV_EVENT_QP_FATAL (IBA 11.4.2.1 / 11.6.3.1: a CQ
+ * overrun is a catastrophic error for the work queues using it). */
+void xrxe_tpi_qp_cq_overrun(struct xrxe_tp_qp *qp);
 /* UC/UD send-side error: SQE (IBA 10.3.1), flush the send queue. */
 void xrxe_tpi_qp_sq_error(struct xrxe_tp_qp *qp);
 /* ERR/SQE: flush newly posted WQEs. Returns true if it flushed anything. */

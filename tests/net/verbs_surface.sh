@@ -158,6 +158,8 @@ mcast_cross() {
 }
 mcast_cross IPv4 239.71.91.1 1 1
 mcast_cross IPv6 ff0e::4791:1 "$G6_A" "$G6_B"
+run_prog "receive CQ overrun: IBV_EVENT_CQ_ERR and IBV_EVENT_QP_FATAL on async_fd" \
+	"$NS_A" -d "$DEV_A" cqerr 1
 run_prog "SRQ shared by two RC QPs: SRQ_LIMIT_REACHED, QP_LAST_WQE_REACHED on async_fd" \
 	"$NS_A" -d "$DEV_A" srq 1
 
@@ -187,6 +189,25 @@ for where in cross loopback; do
 			"${cmd[@]}" -d "$cdev" -x 1 -n 100 -F -p $PORT "$dst"
 	done
 done
+
+# Port events from the daemon's rtnetlink: link down -> IBV_EVENT_PORT_ERR,
+# up again -> IBV_EVENT_PORT_ACTIVE, on every context's async fd.
+log=$TMP/portwatch
+ns_exec "$NS_B" timeout 20 "${RUN[@]}" ibv_asyncwatch -d "$DEV_B" >"$log" 2>&1 &
+awpid=$!
+for i in $(seq 100); do grep -q "async event FD" "$log" && break; sleep 0.05; done
+ip -n "$NS_B" link set "$IF_B" down
+for i in $(seq 100); do grep -q "IBV_EVENT_PORT_ERR" "$log" && break; sleep 0.05; done
+ip -n "$NS_B" link set "$IF_B" up
+for i in $(seq 100); do grep -q "IBV_EVENT_PORT_ACTIVE" "$log" && break; sleep 0.05; done
+kill "$awpid" 2>/dev/null
+wait "$awpid" 2>/dev/null
+if grep -q "IBV_EVENT_PORT_ERR" "$log" && grep -q "IBV_EVENT_PORT_ACTIVE" "$log"; then
+	tap_ok "ibv_asyncwatch: link down/up gives IBV_EVENT_PORT_ERR then IBV_EVENT_PORT_ACTIVE"
+else
+	tap_fail "ibv_asyncwatch: link down/up gives IBV_EVENT_PORT_ERR then IBV_EVENT_PORT_ACTIVE"
+	sed 's/^/#   /' "$log" | tail -n 10
+fi
 
 # ibv_asyncwatch: waits for async events; stopping the daemon under it must
 # produce IBV_EVENT_DEVICE_FATAL (the shim sees its control socket hang up).

@@ -574,8 +574,11 @@ Test(transport_rc, recv_cq_overrun)
 			.wr_id = (uint64_t)i, .opcode = IBV_WR_SEND, .sge = &s, .nsge = 1 }), 0);
 	}
 	cr_assert(xrxe_tph_run(&h, 100 * SEC));
-	cr_assert_eq(h.side[1].last_async, IBV_EVENT_CQ_ERR);
-	cr_assert_eq(h.side[1].last_async_obj, cb);
+	/* the CQ's error, then the QP's (IBA 11.4.2.1: catastrophic for it) */
+	cr_assert_eq(h.side[1].async_by_type[IBV_EVENT_CQ_ERR], 1);
+	cr_assert_eq(h.side[1].async_by_type[IBV_EVENT_QP_FATAL], 1);
+	cr_assert_eq(h.side[1].last_async, IBV_EVENT_QP_FATAL);
+	cr_assert_eq(h.side[1].last_async_obj, b);
 	cr_assert(cb->ring->flags & XRXE_RING_F_OVERRUN);
 	cr_assert_eq(xrxe_tph_state(b), IBV_QPS_ERR);
 	cr_assert_eq(xrxe_tph_poll_cq(cb, wc, 8), 3);

@@ -163,6 +163,8 @@ static void h_async(void *user, enum ibv_event_type type, void *obj)
 	struct xrxe_tph_side *s = user;
 
 	s->async_events++;
+	if ((unsigned)type <= IBV_EVENT_WQ_FATAL)
+		s->async_by_type[type]++;
 	s->last_async = type;
 	s->last_async_obj = obj;
 }

@@ -45,6 +45,7 @@ struct xrxe_tph_side {
 	unsigned cq_events;
 	unsigned async_events;
 	enum ibv_event_type last_async;
+	unsigned async_by_type[IBV_EVENT_WQ_FATAL + 1];
 	void *last_async_obj;
 };
 

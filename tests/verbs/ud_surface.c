@@ -23,6 +23,8 @@
  *                  across hosts: the receiver attaches a QP to the group,
  *                  prints "attached" and waits (10 s) for one datagram; the
  *                  sender sends 20 datagrams to the group, 50 ms apart.
+ *   cqerr GIDX     a receive CQ of one entry overruns: IBV_EVENT_CQ_ERR for it
+ *                  and IBV_EVENT_QP_FATAL for the QP that could not complete.
  *   fatal          waits for IBV_EVENT_DEVICE_FATAL on async_fd (the caller
  *                  stops the daemon), then checks that posts and polls fail
  *                  at once instead of hanging.
@@ -488,6 +490,49 @@ static void test_srq(void)
 		fail("ibv_destroy_srq: %s", strerror(errno));
 }
 
+static void test_cqerr(void)
+{
+	struct ibv_cq *small = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = small, .qp_type = IBV_QPT_RC, .sq_sig_all = 1,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *x = make_qp(IBV_QPT_RC, NULL), *y;
+	struct ibv_async_event ev;
+	bool cq_err = false, qp_fatal = false;
+
+	if (!small)
+		fail("ibv_create_cq(1): %s", strerror(errno));
+	y = ibv_create_qp(pd, &ia);
+	if (!y)
+		fail("ibv_create_qp: %s", strerror(errno));
+	rc_connect(x, y->qp_num);
+	rc_connect(y, x->qp_num);
+	for (int i = 0; i < 8; i++)
+		post_recv(y, NULL, (uint64_t)i, 8192 + 256 * (uint32_t)i, 256);
+	/* more receive completions than the CQ holds (its capacity is >= 1) */
+	for (int i = 0; i < 8; i++)
+		if (post_send(x, NULL, 0, (uint64_t)i, 0, 16, false))
+			fail("post_send");
+	while (!cq_err || !qp_fatal) {
+		ev = wait_event(cq_err ? IBV_EVENT_QP_FATAL : IBV_EVENT_CQ_ERR, 3000);
+		if (ev.event_type == IBV_EVENT_CQ_ERR) {
+			if (ev.element.cq != small)
+				fail("CQ error names another CQ");
+			cq_err = true;
+		} else {
+			if (ev.element.qp != y)
+				fail("QP fatal names another QP");
+			qp_fatal = true;
+		}
+		ibv_ack_async_event(&ev);
+	}
+	printf("  cqerr: IBV_EVENT_CQ_ERR, then IBV_EVENT_QP_FATAL\n");
+	ibv_destroy_qp(x);
+	ibv_destroy_qp(y);
+	ibv_destroy_cq(small);
+}
+
 static void test_fatal(void)
 {
 	struct ibv_qp *q = make_qp(IBV_QPT_UD, NULL);
@@ -536,7 +581,7 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: ud_surface -d DEV ah|mcast|mcast-recv|mcast-send|srq|fatal "
+		fprintf(stderr, "usage: ud_surface -d DEV ah|mcast|mcast-recv|mcast-send|srq|cqerr|fatal "
 				"[GIDX]\n");
 		return 2;
 	}
@@ -573,6 +618,8 @@ int main(int argc, char **argv)
 			fail("max_mcast_grp %d max_mcast_qp_attach %d", da.max_mcast_grp,
 			     da.max_mcast_qp_attach);
 		test_mcast();
+	} else if (!strcmp(test, "cqerr")) {
+		test_cqerr();
 	} else if (!strcmp(test, "mcast-recv")) {
 		test_mcast_recv();
 	} else if (!strcmp(test, "mcast-send")) {
