@@ -453,12 +453,12 @@ static void conn_close(struct conn *c, const char *why)
 			destroyed[order[k]]++;
 		}
 	}
-	xrxe_info("conn %u (pid %d uid %u) closed (%s): %u requests; destroyed %u QP, %u SRQ, "
-		  "%u AH, %u MR, %u CQ, %u channel, %u PD%s",
+	xrxe_info("conn %u (pid %d uid %u) closed (%s): %u requests; destroyed %u QP, %u AH, "
+		  "%u MR, %u CQ, %u channel, %u PD, %u SRQ%s",
 		  c->id, (int)c->pid, (unsigned)c->uid, why, (unsigned)c->requests,
-		  destroyed[OBJ_QP], destroyed[OBJ_SRQ], destroyed[OBJ_AH], destroyed[OBJ_MR],
-		  destroyed[OBJ_CQ],
-		  destroyed[OBJ_CHANNEL], destroyed[OBJ_PD], leaked ? "; SOME LEAKED" : "");
+		  destroyed[OBJ_QP], destroyed[OBJ_AH], destroyed[OBJ_MR], destroyed[OBJ_CQ],
+		  destroyed[OBJ_CHANNEL], destroyed[OBJ_PD], destroyed[OBJ_SRQ],
+		  leaked ? "; SOME LEAKED" : "");
 
 	epoll_ctl(ctrl->cfg.epfd, EPOLL_CTL_DEL, c->ev.fd, NULL);
 	close(c->ev.fd);

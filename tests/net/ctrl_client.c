@@ -918,11 +918,60 @@ static int cmd_bad(const char *ifname)
 	EXPECT("destroy channel", destroy(&a, XRXE_CTRL_DESTROY_CHANNEL, ch), 0);
 	{
 		struct xrxe_ctrl_srq s;
+		struct xrxe_ctrl_mcast mc;
+		int rf[XRXE_MAX_CTRL_FDS];
+		unsigned nr = 0;
 
 		hdr_init(&s, XRXE_CTRL_CREATE_SRQ, sizeof(s));
 		s.pd = pd;
-		EXPECT("create SRQ (not yet)", call(&a, &s, sizeof(s), NULL, 0, NULL, NULL, NULL),
-		       -EOPNOTSUPP);
+		EXPECT("SRQ of 0 WRs", call(&a, &s, sizeof(s), NULL, 0, NULL, NULL, NULL), -EINVAL);
+		s.attr.max_wr = 8;
+		s.attr.max_sge = XRXE_MAX_SGE + 1;
+		EXPECT("SRQ with too many SGEs", call(&a, &s, sizeof(s), NULL, 0, NULL, NULL, NULL),
+		       -EINVAL);
+		s.attr.max_sge = 1;
+		EXPECT("SRQ on another connection's PD",
+		       call(&b, &s, sizeof(s), NULL, 0, NULL, NULL, NULL), -EBADF);
+		st = call(&a, &s, sizeof(s), NULL, 0, &rep, rf, &nr);
+		EXPECT("create SRQ", st, 0);
+		if (!st) {
+			struct xrxe_ctrl_srq_reply *sr = (struct xrxe_ctrl_srq_reply *)&rep;
+			uint32_t sh = sr->handle;
+
+			EXPECT("SRQ ring fd", (int)nr, 1);
+			EXPECT("SRQ capacity >= 8", sr->attr.max_wr >= 8, 1);
+			for (unsigned i = 0; i < nr; i++)
+				close(rf[i]);
+			hdr_init(&s, XRXE_CTRL_MODIFY_SRQ, sizeof(s));
+			s.handle = sh;
+			s.attr_mask = IBV_SRQ_LIMIT;
+			s.attr.srq_limit = 100000;
+			EXPECT("SRQ limit above capacity",
+			       call(&a, &s, sizeof(s), NULL, 0, NULL, NULL, NULL), -EINVAL);
+			s.attr_mask = IBV_SRQ_MAX_WR;
+			s.attr.max_wr = 64;
+			EXPECT("SRQ resize", call(&a, &s, sizeof(s), NULL, 0, NULL, NULL, NULL),
+			       -EOPNOTSUPP);
+			s.attr_mask = IBV_SRQ_LIMIT;
+			s.attr.srq_limit = 2;
+			EXPECT("SRQ limit", call(&a, &s, sizeof(s), NULL, 0, NULL, NULL, NULL), 0);
+			EXPECT("modify another connection's SRQ",
+			       call(&b, &s, sizeof(s), NULL, 0, NULL, NULL, NULL), -EBADF);
+			hdr_init(&s, XRXE_CTRL_QUERY_SRQ, sizeof(s));
+			s.handle = sh;
+			st = call(&a, &s, sizeof(s), NULL, 0, &rep, NULL, NULL);
+			EXPECT("query SRQ: limit 2", st ? st : (int)sr->attr.srq_limit, 2);
+			EXPECT("destroy another connection's SRQ",
+			       destroy(&b, XRXE_CTRL_DESTROY_SRQ, sh), -EBADF);
+			EXPECT("dealloc PD in use by an SRQ", destroy(&a, XRXE_CTRL_DEALLOC_PD, pd),
+			       -EBUSY);
+			EXPECT("destroy SRQ", destroy(&a, XRXE_CTRL_DESTROY_SRQ, sh), 0);
+		}
+		hdr_init(&mc, XRXE_CTRL_ATTACH_MCAST, sizeof(mc));
+		mc.qp = 0x12345;
+		mc.gid.raw[0] = 0xff;
+		EXPECT("attach a QP that is not ours",
+		       call(&a, &mc, sizeof(mc), NULL, 0, NULL, NULL, NULL), -EBADF);
 	}
 	EXPECT("dealloc PD", destroy(&a, XRXE_CTRL_DEALLOC_PD, pd), 0);
 	{
