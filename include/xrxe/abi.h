@@ -402,9 +402,14 @@ struct xrxe_ctrl_create_ah_reply {
 	uint32_t ah_num;
 };
 
-/* CREATE_SRQ / MODIFY_SRQ / QUERY_SRQ. Create reply fd: [0] SRQ ring memfd.
- * Not offered yet: the daemon answers every SRQ op -EOPNOTSUPP (after the
- * length check) and the device page says max_srq = 0. */
+/* CREATE_SRQ / MODIFY_SRQ / QUERY_SRQ. Create reply fd: [0] SRQ ring memfd
+ * (elements are struct xrxe_recv_wqe, like an RQ; the shim produces, the
+ * daemon consumes and owns the consumer index). Replies carry the granted
+ * attributes (max_wr = ring capacity, max_sge, the armed srq_limit).
+ * MODIFY_SRQ: IBV_SRQ_LIMIT arms the limit event (-EINVAL above the
+ * capacity); IBV_SRQ_MAX_WR is -EOPNOTSUPP (no resize). DESTROY_SRQ (a
+ * struct xrxe_ctrl_handle) is -EBUSY while a QP uses it. A CREATE_QP naming
+ * an SRQ gets no RQ ring. */
 struct xrxe_ctrl_srq {
 	struct xrxe_ctrl_hdr hdr;
 	uint32_t pd;        /* create */
@@ -421,7 +426,12 @@ struct xrxe_ctrl_srq_reply {
 	uint64_t ring_size;
 };
 
-/* ATTACH_MCAST / DETACH_MCAST: -EOPNOTSUPP for now (max_mcast_grp = 0). */
+/* ATTACH_MCAST / DETACH_MCAST (UD QPs; gid a multicast GID, IPv6 ff00::/8 or
+ * IPv4-mapped 224.0.0.0/4; lid ignored): the daemon joins the IP group on
+ * its interface with the first member and leaves it with the last. -EINVAL
+ * for another QP type, a unicast GID, or a detach of a QP not attached;
+ * -ENOMEM beyond the device page's max_mcast_grp / max_mcast_qp_attach.
+ * Attaching twice succeeds. */
 struct xrxe_ctrl_mcast {
 	struct xrxe_ctrl_hdr hdr;
 	uint32_t qp;

@@ -1060,10 +1060,8 @@ static int op_create_srq(struct conn *c, const void *req, int *fds, struct reply
 	pd = (struct obj_pd *)obj_lookup(c, q->pd, OBJ_PD);
 	if (!pd)
 		return -EBADF;
-	/* ibv_create_srq: max_wr and max_sge within the device limits; the
-	 * limit is armed at create time only if it is below max_wr (rxe). */
-	if (q->attr.max_wr < 1 || q->attr.max_wr > XRXE_MAX_QP_WR ||
-	    q->attr.max_sge > XRXE_MAX_SGE || q->attr.srq_limit > q->attr.max_wr)
+	/* ibv_create_srq: max_wr and max_sge within the device limits. */
+	if (q->attr.max_wr < 1 || q->attr.max_wr > XRXE_MAX_QP_WR || q->attr.max_sge > XRXE_MAX_SGE)
 		return -EINVAL;
 	if (c->ctrl->cfg.max_srq && c->ctrl->st.srqs >= c->ctrl->cfg.max_srq)
 		return -ENOMEM;
@@ -1084,10 +1082,13 @@ static int op_create_srq(struct conn *c, const void *req, int *fds, struct reply
 				 max_sge, &srq->o, &srq->srq);
 	if (err)
 		goto err_ring;
+	/* The verbs man page says create ignores srq_limit; rxe arms it. Arm
+	 * a sane one, as rxe; an out-of-range one is ignored (the modify
+	 * refuses it and nothing is armed). */
 	if (q->attr.srq_limit) {
 		struct ibv_srq_attr a = { .srq_limit = q->attr.srq_limit };
 
-		xrxe_tp_srq_modify(c->ctrl->cfg.tp, srq->srq, &a, IBV_SRQ_LIMIT);
+		(void)xrxe_tp_srq_modify(c->ctrl->cfg.tp, srq->srq, &a, IBV_SRQ_LIMIT);
 	}
 	count_adjust(c->ctrl, OBJ_SRQ, 1);
 	srq_reply(r, srq);
