@@ -1159,9 +1159,13 @@ static int op_mcast(struct conn *c, const void *req, int *fds, struct reply *r)
 	/* The first QP of this daemon in the group: join it on the interface so
 	 * the NIC accepts the group's MAC. */
 	err = xrxe_nl_mcast(c->ctrl->cfg.nl, &m->gid, true);
-	if (err)
+	if (err) {
 		xrxe_tp_mcast_detach(tp, qp->qp, &m->gid, &edge);
-	return err;
+		/* the kernel's membership limit (igmp_max_memberships): as the
+		 * device's max_mcast_grp would be */
+		return err == -ENOBUFS ? -ENOMEM : err;
+	}
+	return 0;
 }
 
 static int op_stats(struct conn *c, const void *req, int *fds, struct reply *r)
