@@ -2,7 +2,8 @@
 # The verbs surface beyond RC (issue 4 part A), with unmodified rdma-core and
 # perftest binaries over xrxe: UC, UD (address handles from GIDs, the GRH
 # area), SRQ, the ibv_wr_* send path and extended CQs, async events (device
-# fatal when the daemon goes away). Two namespaces joined by veth, xrxed in
+# fatal when the daemon goes away), UD multicast (perftest -g and our own
+# program, tests/verbs/ud_surface.c). Two namespaces joined by veth, xrxed in
 # each, across the namespaces and within one (loopback inside the daemon).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -187,6 +188,15 @@ for where in cross loopback; do
 		pair "$t ($where)" "$sns" "$cns" $PORT -- \
 			"${cmd[@]}" -d "$sdev" -x 1 -n 100 -F -p $PORT -- \
 			"${cmd[@]}" -d "$cdev" -x 1 -n 100 -F -p $PORT "$dst"
+	done
+	# perftest multicast (-g): its default MGID is an IPv6 group, so the
+	# IPv6 GIDs (perftest refuses to mix an IPv4 source with it)
+	for t in "ib_send_bw -c UD -g" "ib_send_lat -c UD -g"; do
+		read -r -a cmd <<<"$t"
+		next_port
+		pair "$t, IPv6 GIDs ($where)" "$sns" "$cns" $PORT -- \
+			"${cmd[@]}" -d "$sdev" -x "$sg6" -n 100 -F -p $PORT -- \
+			"${cmd[@]}" -d "$cdev" -x "$cg6" -n 100 -F -p $PORT "$dst"
 	done
 done
 
