@@ -121,7 +121,7 @@ int xrxe_cc_param_parse(struct xrxe_tp_cc_params *p, const char *assignment, cha
 	name[nlen] = 0;
 	d = xrxe_cc_param_find(name);
 	if (!d) {
-		snprintf(err, errlen, "unknown parameter '%s' (see 'xrxe cc show')", name);
+		snprintf(err, errlen, "unknown parameter '%s'", name);
 		return -EINVAL;
 	}
 	eq++;
