@@ -114,7 +114,8 @@ void xrxe_tpi_cc_cnp_rx(struct xrxe_tp_qp *qp, bool from_peer)
 	struct xrxe_tp *tp = qp->tp;
 	uint64_t old = qp->cc.rp.rc;
 
-	if (!from_peer) {
+	/* only a QP that sends (RTS, SQD) has a rate to cut */
+	if (!from_peer || (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)) {
 		tp->stats.cnp_rcvd_no_qp++;
 		return;
 	}

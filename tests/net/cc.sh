@@ -86,6 +86,11 @@ else
 fi
 
 # --- xrxe cc ------------------------------------------------------------------
+out=$("$XRXED" --cc no_such_knob=1 lo 2>&1); rc=$?
+[ $rc = 2 ] && grep -q "unknown parameter 'no_such_knob'" <<<"$out" &&
+	tap_ok "xrxed --cc with an unknown name exits 2 with its name" ||
+	{ tap_fail "xrxed --cc with an unknown name exits 2 with its name"; tap_diag "rc $rc: $out"; }
+
 # param IFACE NAME: its value from `xrxe cc show`
 param() { "$XRXE" cc show "$1" | awk -v n="$2" '$1 == n { print $2 }'; }
 
