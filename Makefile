@@ -91,7 +91,8 @@ $(BUILD)/bin/xrxed: $(call obj,$(DAEMON_MAIN)) $(LIB_DAEMON) $(LIB_TRANSPORT) $(
 endif
 ifneq ($(TOOL_SRCS),)
 BINS += $(BUILD)/bin/xrxe
-$(BUILD)/bin/xrxe: $(call obj,$(TOOL_SRCS)) $(LIB_DAEMON) $(LIB_WIRE)
+# xrxe cc takes parameter names and ranges from the transport's table.
+$(BUILD)/bin/xrxe: $(call obj,$(TOOL_SRCS)) $(LIB_DAEMON) $(LIB_TRANSPORT) $(LIB_WIRE)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_DAEMON) $(LIBS_WIRE)
 endif

@@ -253,6 +253,7 @@ enum xrxe_ctrl_op {
 	XRXE_CTRL_ATTACH_MCAST,
 	XRXE_CTRL_DETACH_MCAST,
 	XRXE_CTRL_STATS, /* for `xrxe stats/qp`: counters and per-QP state, text or JSON */
+	XRXE_CTRL_CC,    /* for `xrxe cc`: congestion-control parameters, show or set */
 	XRXE_CTRL_OP_COUNT,
 };
 
@@ -452,6 +453,32 @@ struct xrxe_ctrl_stats_reply {
 	struct xrxe_ctrl_hdr hdr;
 	uint64_t size;
 };
+
+/* CC (for `xrxe cc`; allowed without HELLO). Request: struct xrxe_ctrl_cc,
+ * hdr.flags one XRXE_CC_*; for SET, text holds space-separated name=value
+ * assignments (NUL-terminated; names and ranges of the transport's table,
+ * src/transport/cc_params.c), applied all or nothing (-EINVAL, nothing
+ * changed). SET, ENABLE and DISABLE require the peer to be root (SO_PEERCRED
+ * uid 0), else -EPERM. Reply: struct xrxe_ctrl_cc_reply, the parameters in
+ * force after the request, one "name value" line each. */
+enum xrxe_cc_action {
+	XRXE_CC_SHOW = 0,
+	XRXE_CC_SET = 1,
+	XRXE_CC_ENABLE = 2,
+	XRXE_CC_DISABLE = 3,
+};
+#define XRXE_CC_TEXT_MAX 1024
+struct xrxe_ctrl_cc {
+	struct xrxe_ctrl_hdr hdr;
+	char text[XRXE_CC_TEXT_MAX];
+};
+struct xrxe_ctrl_cc_reply {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t len; /* bytes of text */
+	uint32_t pad;
+	char text[2048];
+};
+_Static_assert(sizeof(struct xrxe_ctrl_cc_reply) <= XRXE_MAX_CTRL_MSG, "cc reply fits");
 
 /* Async events, written by the daemon into the pipe passed at HELLO. */
 struct xrxe_async_event {

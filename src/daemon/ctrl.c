@@ -1201,6 +1201,62 @@ static int op_stats(struct conn *c, const void *req, int *fds, struct reply *r)
 	return 0;
 }
 
+/* XRXE_CTRL_CC: show or change the congestion-control parameters (the
+ * transport validates every value; changes are root's, like mlx5 debugfs). */
+static int op_cc(struct conn *c, const void *req, int *fds, struct reply *r)
+{
+	const struct xrxe_ctrl_cc *q = req;
+	struct xrxe_ctrl_cc_reply *rep = REPLY(r, struct xrxe_ctrl_cc_reply);
+	struct xrxe_tp *tp = c->ctrl->cfg.tp;
+	struct xrxe_tp_cc_params p;
+	char text[XRXE_CC_TEXT_MAX], err[160], *save = NULL, *tok;
+	FILE *out;
+	int ret;
+
+	(void)fds;
+	if (q->hdr.flags > XRXE_CC_DISABLE)
+		return -EINVAL;
+	if (q->hdr.flags != XRXE_CC_SHOW && c->uid != 0)
+		return -EPERM;
+	xrxe_tp_cc_get(tp, &p);
+	switch (q->hdr.flags) {
+	case XRXE_CC_SET:
+		if (!memchr(q->text, 0, sizeof(q->text)))
+			return -EINVAL;
+		memcpy(text, q->text, sizeof(text));
+		for (tok = strtok_r(text, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+			if (xrxe_cc_param_parse(&p, tok, err, sizeof(err))) {
+				xrxe_info("%s: cc set refused: %s", c->ctrl->cfg.ifname, err);
+				return -EINVAL;
+			}
+		}
+		break;
+	case XRXE_CC_ENABLE:
+	case XRXE_CC_DISABLE:
+		p.enabled = q->hdr.flags == XRXE_CC_ENABLE;
+		break;
+	default:
+		break;
+	}
+	if (q->hdr.flags != XRXE_CC_SHOW) {
+		ret = xrxe_tp_cc_set(tp, &p);
+		if (ret)
+			return ret;
+		xrxe_info("%s: cc parameters changed by pid %d", c->ctrl->cfg.ifname, (int)c->pid);
+	}
+	out = fmemopen(rep->text, sizeof(rep->text), "w");
+	if (!out)
+		return -ENOMEM;
+	xrxe_cc_param_format(&p, out);
+	rep->len = (uint32_t)ftell(out);
+	rep->pad = 0;
+	fclose(out);
+	if (rep->len >= sizeof(rep->text))
+		return -EOVERFLOW;
+	reply_len(r, sizeof(*rep));
+	return 0;
+}
+
 struct op_desc {
 	const char *name;
 	uint32_t len;      /* exact request size */
@@ -1252,6 +1308,7 @@ static const struct op_desc ops[XRXE_CTRL_OP_COUNT] = {
 	[XRXE_CTRL_DETACH_MCAST] = { "detach_mcast", sizeof(struct xrxe_ctrl_mcast), 0, false,
 				     op_mcast },
 	[XRXE_CTRL_STATS] = { "stats", sizeof(struct xrxe_ctrl_hdr), 0, true, op_stats },
+	[XRXE_CTRL_CC] = { "cc", sizeof(struct xrxe_ctrl_cc), 0, true, op_cc },
 };
 
 /* --- dispatch ------------------------------------------------------------- */

@@ -76,3 +76,20 @@ int xrxe_netdev_mac(const char *ifname, uint8_t mac[6])
 	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
 	return 0;
 }
+
+int xrxe_netdev_speed(const char *ifname, uint32_t *mbps)
+{
+	struct ethtool_cmd cmd = { .cmd = ETHTOOL_GSET };
+	struct ifreq ifr = { .ifr_data = (char *)&cmd };
+	int err = netdev_ioctl(ifname, SIOCETHTOOL, &ifr);
+	uint32_t s;
+
+	if (err)
+		return err;
+	s = ethtool_cmd_speed(&cmd);
+	/* SPEED_UNKNOWN (-1), or 0 from drivers that do not say */
+	if (s == 0 || s == (uint32_t)SPEED_UNKNOWN)
+		return -ENODATA;
+	*mbps = s;
+	return 0;
+}

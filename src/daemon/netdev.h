@@ -15,5 +15,8 @@ int xrxe_netdev_rx_queues(const char *ifname, unsigned *nqueues);
 int xrxe_netdev_mtu(const char *ifname, uint32_t *mtu);
 /* Hardware (MAC) address; 6 bytes. */
 int xrxe_netdev_mac(const char *ifname, uint8_t mac[6]);
+/* Link speed in Mb/s (ETHTOOL_GSET); -ENODATA when the driver does not know
+ * (a veth that is down, for one). */
+int xrxe_netdev_speed(const char *ifname, uint32_t *mbps);
 
 #endif /* XRXE_DAEMON_NETDEV_H */

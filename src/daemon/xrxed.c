@@ -98,12 +98,15 @@
 #define DEV_MAX_PD (DEV_MAX_QP + 63)
 #define DEV_MAX_AH (DEV_MAX_QP + 255)
 #define DEV_LOCAL_ACK_DELAY 15 /* rxe */
+/* Line rate when the driver does not report a speed (DCQCN's ceiling). */
+#define DEFAULT_LINE_RATE_MBPS 10000
 
 struct daemon_opts {
 	const char *ifname;
 	enum xrxe_steer_mode mode;
 	unsigned queues; /* 0 = all RX queues of the interface */
 	bool keep_xdp;   /* leave the steering program attached on exit */
+	struct xrxe_tp_cc_params cc; /* defaults + --cc name=value */
 };
 
 struct daemon_counters {
@@ -114,6 +117,7 @@ struct daemon_counters {
 	uint64_t loop_frames, loop_drops, loop_parse_errors;
 	uint64_t sleeps, wakeups_doorbell_race;
 	uint64_t shared_cpu_seen; /* preemptions noticed (spin policy) */
+	uint64_t ecn_ce_rx; /* received RoCEv2 frames marked CE (== XDP's ecn_ce) */
 };
 
 struct tx_slot {
@@ -188,6 +192,9 @@ static void usage(FILE *out)
 		"  -m, --mode native|skb  XDP attach mode when attaching (default native)\n"
 		"  -q, --queues N         bind the first N RX queues only (default all)\n"
 		"  -k, --keep-xdp         leave the steering program attached on exit\n"
+		"  -c, --cc NAME=VALUE    congestion control (DCQCN) parameter, repeatable;\n"
+		"                         names, units, defaults: `xrxe cc show IFACE`\n"
+		"                         (e.g. --cc np_min_time_between_cnps=2, --cc enabled=0)\n"
 		"  -v, --verbose          log at debug level (same as XRXE_LOG=debug)\n"
 		"  -h, --help             this text\n"
 		"\n"
@@ -206,6 +213,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "queues", required_argument, NULL, 'q' },
 		{ "keep-xdp", no_argument, NULL, 'k' },
+		{ "cc", required_argument, NULL, 'c' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -213,8 +221,18 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 	int c;
 
 	*o = (struct daemon_opts){ .mode = XRXE_STEER_MODE_NATIVE };
-	while ((c = getopt_long(argc, argv, "m:q:kvh", longopts, NULL)) != -1) {
+	xrxe_tp_cc_defaults(&o->cc);
+	while ((c = getopt_long(argc, argv, "m:q:kc:vh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'c': {
+			char err[160];
+
+			if (xrxe_cc_param_parse(&o->cc, optarg, err, sizeof(err))) {
+				xrxe_err("--cc: %s", err);
+				return -EINVAL;
+			}
+			break;
+		}
 		case 'm':
 			if (!strcmp(optarg, "native")) {
 				o->mode = XRXE_STEER_MODE_NATIVE;
@@ -444,6 +462,34 @@ static void port_event(void *user, enum ibv_event_type ev)
 
 /* --- RX -------------------------------------------------------------------- */
 
+/* The IP ECN bits of a received frame (Ethernet, one optional VLAN tag),
+ * or -1 when it is not IP. Every frame on our sockets is RoCEv2 (the XDP
+ * program steers nothing else), so counting CE here, before any check of
+ * ours, counts what XDP's ecn_ce counts. */
+static int frame_ecn(const uint8_t *f, uint32_t len)
+{
+	uint32_t off = 12;
+	uint16_t type;
+
+	if (len < off + 2)
+		return -1;
+	type = (uint16_t)(f[off] << 8 | f[off + 1]);
+	if (type == 0x8100 || type == 0x88a8) {
+		off += 4;
+		if (len < off + 2)
+			return -1;
+		type = (uint16_t)(f[off] << 8 | f[off + 1]);
+	}
+	off += 2;
+	if (len < off + 2)
+		return -1;
+	if (type == 0x0800)
+		return f[off + 1] & 3;
+	if (type == 0x86dd)
+		return (f[off + 1] >> 4) & 3;
+	return -1;
+}
+
 /* Verify one burst and hand the good frames to the core; returns frames seen. */
 static unsigned poll_queue(struct daemon *d, struct xrxe_xsk *xsk)
 {
@@ -454,6 +500,8 @@ static unsigned poll_queue(struct daemon *d, struct xrxe_xsk *xsk)
 		struct xrxe_pkt pkt;
 		int err = xrxe_parse_frags(frames[i].frag, frames[i].nfrags, 0, &pkt);
 
+		if (frames[i].nfrags && frame_ecn(frames[i].frag[0].data, frames[i].frag[0].len) == 3)
+			d->ctr.ecn_ce_rx++; /* DCQCN: CE as XDP counts it */
 		if (err) {
 			d->ctr.rx_error[err]++;
 			xrxe_dbg("rx drop: %s", xrxe_parse_strerror((enum xrxe_parse_error)err));
@@ -574,18 +622,31 @@ static int emit_qp(void *arg, const struct xrxe_tp_qp_info *q)
 		"\"acked_psn\":%u,\"rq_psn\":%u,\"tx_packets\":%" PRIu64 ",\"rx_packets\":%" PRIu64
 		",\"tx_bytes\":%" PRIu64 ",\"rx_bytes\":%" PRIu64 ",\"retransmits\":%" PRIu64
 		",\"timeouts\":%" PRIu64 ",\"rnr_naks_rcvd\":%" PRIu64 ",\"rnr_naks_sent\":%" PRIu64
-		",\"seq_naks_rcvd\":%" PRIu64 ",\"seq_naks_sent\":%" PRIu64 ",\"duplicates\":%" PRIu64
-		"}";
+		",\"seq_naks_rcvd\":%" PRIu64 ",\"seq_naks_sent\":%" PRIu64 ",\"duplicates\":%" PRIu64;
 	const char *fmt_text =
 		"%s%-8u %-4s %-5s %8u %8u %8u %8u %10" PRIu64 " %10" PRIu64 " %12" PRIu64
 		" %12" PRIu64 " %7" PRIu64 " %7" PRIu64 " %5" PRIu64 "/%-5" PRIu64 " %5" PRIu64
-		"/%-5" PRIu64 " %6" PRIu64 "\n";
+		"/%-5" PRIu64 " %6" PRIu64;
 
 	fprintf(e->out, e->json ? fmt_json : fmt_text, e->json && e->n ? "," : "", q->qpn,
 		qp_type_name(q->qp_type), qp_state_name(q->state), q->dest_qpn, q->sq_psn,
 		q->acked_psn, q->rq_psn, q->tx_packets, q->rx_packets, q->tx_bytes, q->rx_bytes,
 		q->retransmits, q->timeouts, q->rnr_naks_rcvd, q->rnr_naks_sent, q->seq_naks_rcvd,
 		q->seq_naks_sent, q->duplicates);
+	/* DCQCN: rates in Mb/s, alpha as a fraction (alpha_fp: the mlx5
+	 * 10-bit fixed point it is kept in) */
+	if (e->json)
+		fprintf(e->out,
+			",\"cc\":{\"rate_mbps\":%.3f,\"target_mbps\":%.3f,\"alpha\":%.4f,"
+			"\"alpha_fp\":%u,\"limited\":%s,\"cnps_sent\":%" PRIu64
+			",\"cnps_handled\":%" PRIu64 ",\"ecn_marked\":%" PRIu64 "}}",
+			q->cc_rate_bps / 1e6, q->cc_target_bps / 1e6, q->cc_alpha / 1024.0,
+			q->cc_alpha, q->cc_limited ? "true" : "false", q->cnps_sent,
+			q->cnps_handled, q->ecn_marked);
+	else
+		fprintf(e->out, " %10.1f%s %10.1f %6.4f %6" PRIu64 "/%-6" PRIu64 " %7" PRIu64 "\n",
+			q->cc_rate_bps / 1e6, q->cc_limited ? "*" : " ", q->cc_target_bps / 1e6,
+			q->cc_alpha / 1024.0, q->cnps_sent, q->cnps_handled, q->ecn_marked);
 	e->n++;
 	return 0;
 }
@@ -597,10 +658,11 @@ static void stats_qps(struct daemon *d, FILE *out, bool json)
 	if (json)
 		fprintf(out, "{\"interface\":\"%s\",\"qps\":[", d->opts.ifname);
 	else
-		fprintf(out, "%-8s %-4s %-5s %8s %8s %8s %8s %10s %10s %12s %12s %7s %7s %11s %11s %6s\n",
+		fprintf(out, "%-8s %-4s %-5s %8s %8s %8s %8s %10s %10s %12s %12s %7s %7s %11s %11s %6s"
+			     " %11s %10s %6s %13s %7s\n",
 			"qpn", "type", "state", "dest_qpn", "sq_psn", "acked", "rq_psn", "tx_pkts",
 			"rx_pkts", "tx_bytes", "rx_bytes", "rexmit", "timeout", "rnr rcv/snt",
-			"seq rcv/snt", "dups");
+			"seq rcv/snt", "dups", "rate Mb/s", "target", "alpha", "cnp snt/hdl", "ecn_ce");
 	xrxe_tp_qp_foreach(d->tp, emit_qp, &e);
 	if (json)
 		fputs("]}\n", out);
@@ -702,6 +764,23 @@ static void daemon_stats(void *user, FILE *out, unsigned flags)
 	emit_u64(&e, "ahs", tps.ahs);
 	emit_u64(&e, "srqs", tps.srqs);
 	emit_u64(&e, "mcast_grps", tps.mcast_grps);
+
+	/* congestion control: ecn_ce_rx is the daemon's count of every CE
+	 * frame received (the XDP program's ecn_ce counts the same frames);
+	 * ecn_ce_qp those that reached a QP */
+	struct xrxe_tp_cc_params ccp;
+
+	xrxe_tp_cc_get(d->tp, &ccp);
+	emit_section(&e, "cc");
+	emit_u64(&e, "enabled", ccp.enabled);
+	emit_u64(&e, "line_rate_mbps", xrxe_tp_cc_max_bps(d->tp) / 1000000);
+	emit_u64(&e, "cnp_sent", tps.cnp_sent);
+	emit_u64(&e, "cnp_rcvd", tps.cnp_rcvd);
+	emit_u64(&e, "ecn_ce_rx", d->ctr.ecn_ce_rx);
+	emit_u64(&e, "ecn_ce_qp", tps.ecn_ce_qp);
+	emit_u64(&e, "cnp_suppressed", tps.cnp_suppressed);
+	emit_u64(&e, "cnp_rcvd_no_qp", tps.cnp_rcvd_no_qp);
+	emit_u64(&e, "paced", tps.paced);
 
 	xrxe_ctrl_get_stats(d->ctrl, &cs);
 	emit_section(&e, "ctrl");
@@ -1057,13 +1136,19 @@ static int daemon_setup(struct daemon *d)
 		.max_qp = DEV_MAX_QP,
 		.max_mr = DEV_MAX_MR,
 		.local_ack_delay = DEV_LOCAL_ACK_DELAY,
+		.line_rate_mbps = DEFAULT_LINE_RATE_MBPS,
 	};
 
+	if (xrxe_netdev_speed(d->opts.ifname, &tcfg.line_rate_mbps))
+		tcfg.line_rate_mbps = DEFAULT_LINE_RATE_MBPS;
 	err = xrxe_tp_create(&tcfg, &d->tp);
 	if (err) {
 		xrxe_err("%s: transport: %s", d->opts.ifname, strerror(-err));
 		goto err_out;
 	}
+	err = xrxe_tp_cc_set(d->tp, &d->opts.cc); /* checked by parse_args already */
+	if (err)
+		goto err_out;
 
 	struct xrxe_devpage_config dcfg = {
 		.ifname = d->opts.ifname,
@@ -1118,6 +1203,8 @@ static int daemon_setup(struct daemon *d)
 	if (err)
 		goto err_out;
 
+	xrxe_info("%s: congestion control %s, line rate %u Mb/s", d->opts.ifname,
+		  d->opts.cc.enabled ? "on (DCQCN)" : "off", tcfg.line_rate_mbps);
 	xrxe_info("%s: %u queue(s), MTU %u (path MTU <= %u), %s XDP%s, AF_XDP %s, %u GIDs, "
 		  "port %s",
 		  d->opts.ifname, d->nxsk, d->mtu, tcfg.max_path_mtu,

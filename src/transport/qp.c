@@ -226,6 +226,7 @@ static void qp_reset_state(struct xrxe_tp_qp *qp)
 	xrxe_tpi_resp_reset(qp);
 	qp->resp.psn = 0;
 	qp->resp.msn = 0;
+	xrxe_tpi_cc_qp_reset(qp); /* CC hook: rate back to line rate (cc.c) */
 }
 
 int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, uint32_t *qpn,
@@ -357,6 +358,7 @@ void xrxe_tp_qp_destroy(struct xrxe_tp *tp, struct xrxe_tp_qp *qp)
 		qp->srq->refs--;
 	xrxe_tpi_pd_put(tp, qp->pdn);
 	tp->stats.qps--;
+	xrxe_tpi_cc_qp_fini(qp); /* CC hook: off the pacer's wheel (cc.c) */
 	free(qp->resp.rsge);
 	free(qp->swqe_data);
 	free(qp->swqe);

@@ -189,6 +189,9 @@ bool xrxe_tpi_resp_drain(struct xrxe_tp_qp *qp, unsigned budget)
 			r->qhead++;
 			continue;
 		}
+		/* CC hook: READ responses are the QP's data, paced (cc.c) */
+		if (e->kind == TP_RSP_READ && !xrxe_tpi_cc_may_send(qp))
+			break;
 		switch (e->kind) {
 		case TP_RSP_ACK:
 			ret = send_ack(qp, e);

@@ -47,6 +47,7 @@ int xrxe_tp_create(const struct xrxe_tp_config *cfg, struct xrxe_tp **out)
 		xrxe_tp_destroy(tp);
 		return -ENOMEM;
 	}
+	xrxe_tpi_cc_init(tp); /* CC hook: DCQCN defaults, pacer (cc.c) */
 	*out = tp;
 	return 0;
 }
@@ -135,8 +136,14 @@ void xrxe_tpi_qp_rx(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct xrxe
 		tp->stats.rx_drop_no_qp++;
 		return;
 	}
-	/* the opcode class must be the QP's transport (CNPs included: no
-	 * congestion control in the core yet) */
+	/* CC hook: a CNP goes to the QP's reaction point (cc.c), from the
+	 * connected peer only (UD: any, it has no peer) */
+	if (pkt->opcode == XRXE_OP_CNP) {
+		xrxe_tpi_cc_cnp_rx(qp, qp->type == IBV_QPT_UD ||
+					       (qp->av_set && addr_matches(pkt, &qp->av)));
+		return;
+	}
+	/* the opcode class must be the QP's transport */
 	if ((pkt->opcode & XRXE_TRANSPORT_MASK) != qp_class(qp->type) ||
 	    !(fl & (XRXE_OPF_REQUEST | XRXE_OPF_RESPONSE))) {
 		tp->stats.rx_drop_bad_opcode++;
@@ -174,6 +181,7 @@ void xrxe_tpi_qp_rx(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct xrxe
 	}
 	qp->info.rx_packets++;
 	qp->info.rx_bytes += pkt->payload_len;
+	xrxe_tpi_cc_rx(qp, pkt); /* CC hook: CE mark -> CNP (cc.c) */
 	if (fl & XRXE_OPF_REQUEST)
 		xrxe_tpi_resp_rx(qp, pkt);
 	else
@@ -186,6 +194,9 @@ static bool qp_poll(struct xrxe_tp_qp *qp)
 {
 	bool did = false;
 
+	/* CC hook: owed CNPs, DCQCN timers (cc.c) */
+	if (qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD)
+		did |= xrxe_tpi_cc_poll(qp);
 	switch (qp->state) {
 	case IBV_QPS_RTS:
 	case IBV_QPS_SQD:
@@ -214,6 +225,9 @@ bool xrxe_tp_poll(struct xrxe_tp *tp, uint64_t now_ns)
 
 	tp->now = now_ns;
 	tp->tx_blocked = false;
+	/* CC hook: QPs whose release time has come leave the wheel; their
+	 * pacer gate opens below */
+	xrxe_pacer_expire(&tp->pacer, now_ns, NULL, NULL);
 	for (qp = tp->qps; qp; qp = qp->next)
 		did |= qp_poll(qp);
 	/* Work held back for lack of TX buffers is pending work: the caller
@@ -224,12 +238,16 @@ bool xrxe_tp_poll(struct xrxe_tp *tp, uint64_t now_ns)
 uint64_t xrxe_tp_next_deadline(const struct xrxe_tp *tp)
 {
 	const struct xrxe_tp_qp *qp;
-	uint64_t d = XRXE_TP_NO_DEADLINE, q;
+	/* CC hook: the pacer's next release (cc.c) */
+	uint64_t d = xrxe_pacer_next(&tp->pacer), q;
 
 	for (qp = tp->qps; qp; qp = qp->next) {
 		if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
 			continue;
 		q = xrxe_tpi_qp_deadline(qp);
+		if (q < d)
+			d = q;
+		q = xrxe_tpi_cc_deadline(qp); /* CC hook: DCQCN timers */
 		if (q < d)
 			d = q;
 	}
@@ -268,6 +286,7 @@ int xrxe_tp_qp_foreach(struct xrxe_tp *tp, int (*fn)(void *arg, const struct xrx
 		info.sq_psn = qp->req.psn;
 		info.acked_psn = qp->comp.psn;
 		info.rq_psn = qp->resp.psn;
+		xrxe_tpi_cc_info(qp, &info); /* CC hook (cc.c) */
 		ret = fn(arg, &info);
 		if (ret)
 			return ret;

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "transport/dcqcn.h"
 #include "transport/transport.h"
 
 /* QPN 0 and 1 are the special QPs of IBA 10.2.5 (SMI, GSI); rxe hands out
@@ -211,6 +212,17 @@ struct tp_resp {
 	uint32_t qhead, qtail; /* free-running */
 };
 
+/* Congestion control per QP (cc.c): reaction point, notification point
+ * limiter, earliest departure time and the pacer's wheel entry. */
+struct tp_cc {
+	struct xrxe_dcqcn rp;
+	struct xrxe_np np;
+	struct xrxe_edt edt;
+	struct xrxe_pacer_entry wait; /* filed while the pacer holds the QP */
+	bool cnp_owed;                /* the NP decided on a CNP not yet sent */
+	uint64_t cnps_sent, ecn_marked;
+};
+
 struct xrxe_tp_qp {
 	struct xrxe_tp *tp;
 	struct xrxe_tp_qp *next, *prev; /* tp->qps list */
@@ -249,6 +261,7 @@ struct xrxe_tp_qp {
 	struct tp_comp comp;
 	struct tp_resp resp;
 	struct xrxe_tp_qp_info info; /* counters (qpn/state/psns filled on query) */
+	struct tp_cc cc;
 };
 
 /* ---------------------------------------------------------------------------
@@ -287,6 +300,11 @@ struct xrxe_tp {
 	struct tp_mcast_grp mcast[XRXE_TP_MAX_MCAST_GRP];
 
 	struct xrxe_tp_stats stats;
+
+	/* congestion control (cc.c) */
+	struct xrxe_tp_cc_params cc;
+	uint64_t cc_max_bps; /* what rate limiters recover to */
+	struct xrxe_pacer pacer;
 };
 
 /* ---------------------------------------------------------------------------
@@ -417,6 +435,26 @@ void xrxe_tpi_mcast_rx(struct xrxe_tp *tp, const struct xrxe_pkt *pkt);
 /* tp.c: the per-QP receive checks (type, P_Key, state, Q_Key or peer) and
  * dispatch to the responder or completer; qp NULL counts a drop. */
 void xrxe_tpi_qp_rx(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt);
+
+/* cc.c: congestion control hooks (DCQCN, ref/dcqcn.md). Every one is a
+ * no-op costing a test or two for a QP that never got a CNP. */
+void xrxe_tpi_cc_init(struct xrxe_tp *tp);
+void xrxe_tpi_cc_qp_reset(struct xrxe_tp_qp *qp); /* create, and to RESET */
+void xrxe_tpi_cc_qp_fini(struct xrxe_tp_qp *qp);  /* destroy */
+/* IP traffic class of the QP's packets (data marking, ECN-capable). */
+uint8_t xrxe_tpi_cc_tclass(const struct xrxe_tp *tp, uint8_t av_tclass);
+/* A packet for the QP arrived (counted CE mark -> CNP owed, rate-limited). */
+void xrxe_tpi_cc_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt);
+/* A CNP for the QP; from_peer: it came from the QP's connected peer (RC/UC). */
+void xrxe_tpi_cc_cnp_rx(struct xrxe_tp_qp *qp, bool from_peer);
+/* Owed CNP, rate timers. True if it did something. */
+bool xrxe_tpi_cc_poll(struct xrxe_tp_qp *qp);
+/* Pacer gate before a data packet: false = wait (the QP is on the wheel). */
+bool xrxe_tpi_cc_may_send(struct xrxe_tp_qp *qp);
+/* A frame of bytes left for the QP (pacer and byte counter). */
+void xrxe_tpi_cc_sent(struct xrxe_tp_qp *qp, uint32_t bytes);
+uint64_t xrxe_tpi_cc_deadline(const struct xrxe_tp_qp *qp);
+void xrxe_tpi_cc_info(const struct xrxe_tp_qp *qp, struct xrxe_tp_qp_info *info);
 
 /* ibv_wr_opcode -> ibv_wc_opcode (ref/rxe.md §2.10 wr_to_wc_opcode) */
 enum ibv_wc_opcode xrxe_tpi_wc_opcode(uint32_t wr_opcode);

@@ -31,7 +31,9 @@
 #define XRXE_TRANSPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <netinet/in.h>
 
 #include <infiniband/verbs.h>
@@ -100,9 +102,13 @@ struct xrxe_tp_config {
 	uint32_t max_qp;
 	uint32_t max_mr;
 	uint8_t local_ack_delay; /* reported in device attrs */
+	/* Port speed in Mb/s: the rate an uncongested QP sends at and the
+	 * ceiling DCQCN recovers to (rp_max_rate 0). 0: 100000. */
+	uint32_t line_rate_mbps;
 };
 
 int xrxe_tp_create(const struct xrxe_tp_config *cfg, struct xrxe_tp **out);
+/* Congestion control (DCQCN) parameters: see "Congestion control" below. */
 /* Frees everything still allocated (QPs, CQs, MRs, PDs, AHs). */
 void xrxe_tp_destroy(struct xrxe_tp *tp);
 
@@ -249,6 +255,11 @@ struct xrxe_tp_qp_info {
 	uint64_t tx_packets, rx_packets, tx_bytes, rx_bytes;
 	uint64_t retransmits, timeouts, rnr_naks_rcvd, rnr_naks_sent, seq_naks_rcvd, seq_naks_sent;
 	uint64_t duplicates;
+	/* Congestion control (DCQCN reaction and notification point) */
+	uint64_t cc_rate_bps, cc_target_bps; /* current / target rate */
+	uint32_t cc_alpha;                   /* 10-bit fixed point, 1023 ~ 1.0 */
+	bool cc_limited;                     /* paced (got a CNP, not yet back at line rate) */
+	uint64_t cnps_sent, cnps_handled, ecn_marked;
 };
 
 /* Calls fn for every QP; stops early if fn returns non-zero. */
@@ -262,7 +273,84 @@ struct xrxe_tp_stats {
 	uint64_t rx_drop_no_mcast; /* multicast to a group no QP is attached to */
 	uint64_t tx_no_buffer; /* tx_reserve said -ENOBUFS */
 	uint32_t qps, cqs, mrs, pds, ahs, srqs, mcast_grps;
+	/* congestion control */
+	uint64_t cnp_sent, cnp_rcvd;  /* CNPs built / CNPs handed to a QP's reaction point */
+	uint64_t ecn_ce_qp;           /* CE-marked packets delivered to a QP */
+	uint64_t cnp_rcvd_no_qp;      /* CNPs ignored: from a peer not the QP's, or for
+				       * a QP not in RTS/SQD (no QP at all: rx_drop_no_qp) */
+	uint64_t cnp_suppressed;      /* CE marks within np_min_time_between_cnps */
+	uint64_t paced;               /* times a QP waited for its pacer */
 };
 void xrxe_tp_get_stats(const struct xrxe_tp *tp, struct xrxe_tp_stats *stats);
+
+/* --- Congestion control (DCQCN, ref/dcqcn.md §1) ------------------------------
+ *
+ * Notification point: a CE-marked packet for a QP makes it send a CNP (opcode
+ * 0x81, BECN, DestQP = the peer's QPN) to the peer, at most one per
+ * np_min_time_between_cnps per QP. Reaction point: a CNP for a QP cuts its
+ * rate (at most once per rp_rate_reduce_monitor_period), a timer and a byte
+ * counter raise it again; the QP's packets are paced to that rate. QPs that
+ * never got a CNP (or have recovered to the line rate) are not paced.
+ *
+ * Parameters carry the NVIDIA/mlx5 debugfs names, units and defaults
+ * (ref/dcqcn.md §1.6), so traces compare with ConnectX NICs; xrxe adds the
+ * on/off switch and the data packets' marking. Every field is a u32. */
+struct xrxe_tp_cc_params {
+	uint32_t enabled;                     /* 0: no ECN on data, no CNPs, no pacing */
+	uint32_t rp_clamp_tgt_rate;           /* bool: Rt <- Rc on every rate decrease */
+	uint32_t rp_clamp_tgt_rate_ati;       /* bool: also after a timer-driven increase */
+	uint32_t rp_time_reset;               /* us: rate-increase timer */
+	uint32_t rp_byte_reset;               /* bytes: rate-increase byte counter */
+	uint32_t rp_threshold;                /* F: increase events before additive / hyper */
+	uint32_t rp_ai_rate;                  /* Mb/s: additive increase step */
+	uint32_t rp_hai_rate;                 /* Mb/s: hyper increase step */
+	uint32_t rp_max_rate;                 /* Mb/s: ceiling; 0 = line rate */
+	uint32_t rp_min_dec_fac;              /* %: a decrease keeps at least this much */
+	uint32_t rp_min_rate;                 /* Mb/s: floor */
+	uint32_t rp_rate_to_set_on_first_cnp; /* Mb/s: Rc = Rt on the first CNP; 0 = keep */
+	uint32_t rp_dce_tcp_g;                /* alpha gain, /1024 */
+	uint32_t rp_dce_tcp_rtt;              /* us: alpha update period */
+	uint32_t rp_rate_reduce_monitor_period; /* us: at most one decrease per period */
+	uint32_t rp_initial_alpha_value;      /* alpha at the first CNP, /1024 (1023 ~ 1.0) */
+	uint32_t rp_gd;                       /* Rc -= Rc * alpha / 2^rp_gd */
+	uint32_t np_min_time_between_cnps;    /* us: per QP; 0 = a CNP per CE packet */
+	uint32_t np_cnp_dscp;                 /* DSCP of CNPs */
+	uint32_t np_cnp_prio_mode;            /* 1: PCP from the marked packet, 0: np_cnp_prio */
+	uint32_t np_cnp_prio;                 /* 802.1p PCP of CNPs (VLAN-tagged frames only) */
+	uint32_t data_dscp;                   /* DSCP of every other packet; XRXE_CC_DSCP_APP =
+					       * the application's (GRH traffic class) */
+	uint32_t data_ecn;                    /* ECN codepoint of data while enabled:
+					       * 0 Not-ECT, 1 ECT(1), 2 ECT(0) */
+};
+#define XRXE_CC_DSCP_APP 64u
+
+/* The defaults (ref/dcqcn.md §1.6 table). */
+void xrxe_tp_cc_defaults(struct xrxe_tp_cc_params *p);
+/* Replace the device's parameters (every QP follows from its next event;
+ * disabling releases every rate limiter at once). -EINVAL if a value is
+ * outside its range (xrxe_cc_param_check), nothing changed then. */
+int xrxe_tp_cc_set(struct xrxe_tp *tp, const struct xrxe_tp_cc_params *p);
+void xrxe_tp_cc_get(const struct xrxe_tp *tp, struct xrxe_tp_cc_params *p);
+/* The line rate in b/s the rate limiters recover to. */
+uint64_t xrxe_tp_cc_max_bps(const struct xrxe_tp *tp);
+
+/* The parameter table (cc_params.c), shared by the daemon's --cc option, its
+ * control op and the xrxe CLI: names, units, ranges. */
+struct xrxe_cc_param_desc {
+	const char *name;
+	const char *unit;
+	const char *help;
+	size_t offset; /* into struct xrxe_tp_cc_params */
+	uint32_t min, max;
+};
+const struct xrxe_cc_param_desc *xrxe_cc_param_table(unsigned *n);
+const struct xrxe_cc_param_desc *xrxe_cc_param_find(const char *name);
+/* Parse "name=value" into p. 0, or -EINVAL with a one-line reason in err. */
+int xrxe_cc_param_parse(struct xrxe_tp_cc_params *p, const char *assignment, char *err,
+			size_t errlen);
+/* 0 if every field is within its range, else -EINVAL and the reason. */
+int xrxe_cc_param_check(const struct xrxe_tp_cc_params *p, char *err, size_t errlen);
+/* "name value\n" for every parameter (value "app" for XRXE_CC_DSCP_APP). */
+void xrxe_cc_param_format(const struct xrxe_tp_cc_params *p, FILE *out);
 
 #endif /* XRXE_TRANSPORT_H */

@@ -17,7 +17,8 @@ void xrxe_tpi_spec_init(const struct xrxe_tp_qp *qp, const struct xrxe_av *av,
 	memcpy(spec->dmac, av->dmac, XRXE_ETH_ALEN);
 	memcpy(spec->smac, av->smac, XRXE_ETH_ALEN);
 	spec->ip_version = av->ip_version;
-	spec->tclass = av->tclass;
+	/* CC hook: data DSCP + ECN-capable while DCQCN is on (cc.c) */
+	spec->tclass = xrxe_tpi_cc_tclass(qp->tp, av->tclass);
 	spec->ttl = av->hop_limit;
 	spec->flow_label = av->flow_label;
 	spec->ip_df = true; /* rxe sets DF (ref/rxe.md §1.1) */
@@ -126,6 +127,7 @@ void xrxe_tpi_tx_finish(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, struct tp_tx 
 	if (qp) {
 		qp->info.tx_packets++;
 		qp->info.tx_bytes += tx->pos;
+		xrxe_tpi_cc_sent(qp, tx->buf.len); /* CC hook: pacer + byte counter (cc.c) */
 	}
 	tp->cfg.ops->tx_submit(tp->cfg.user, &tx->buf);
 }

@@ -611,6 +611,29 @@ int xrxe_tph_poll_cq(struct xrxe_tph_cq *c, struct ibv_wc *wc, int max)
 
 /* --- the wire -------------------------------------------------------------------- */
 
+/* ECN = CE (RFC 3168) in place. The ICRC masks TOS / traffic class, so it
+ * stays valid; the IPv4 header checksum is recomputed. */
+static void mark_ce(struct xrxe_tph *h, const struct xrxe_pkt *pkt)
+{
+	uint8_t *ip = pkt->frag[0].data + pkt->l3_off;
+	uint32_t sum = 0;
+
+	h->ce_marked++;
+	if (pkt->ip_version == 6) {
+		ip[1] |= 0x30; /* traffic class bits 0-1 = byte 1 bits 4-5 */
+		return;
+	}
+	ip[1] |= 0x03;
+	ip[10] = ip[11] = 0;
+	for (unsigned i = 0; i < 20; i += 2)
+		sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	ip[10] = (uint8_t)(sum >> 8);
+	ip[11] = (uint8_t)sum;
+}
+
 static void deliver(struct xrxe_tph *h, int to, struct xrxe_tph_frame *fr)
 {
 	struct xrxe_pkt pkt;
@@ -670,6 +693,8 @@ static void deliver(struct xrxe_tph *h, int to, struct xrxe_tph_frame *fr)
 		frame_free(fr);
 		return;
 	}
+	if (h->pol.ce_mark && h->pol.ce_mark(h->pol.ce_mark_arg, 1 - to, &pkt))
+		mark_ce(h, &pkt);
 	h->delivered++;
 	if (getenv("XRXE_TPH_TRACE")) {
 		const struct xrxe_aeth *ae = xrxe_pkt_hdr(&pkt, XRXE_HDR_AETH);

@@ -35,6 +35,10 @@ struct xrxe_tph_policy {
 	/* true: drop this frame (from = sending side). Applied first. */
 	bool (*filter)(void *arg, int from, const struct xrxe_pkt *pkt);
 	void *filter_arg;
+	/* true: set ECN = CE in this frame's IP header on delivery, as a
+	 * congested switch would (congestion control tests). */
+	bool (*ce_mark)(void *arg, int from, const struct xrxe_pkt *pkt);
+	void *ce_mark_arg;
 };
 
 struct xrxe_tph_side {
@@ -69,7 +73,7 @@ struct xrxe_tph {
 	bool ipv6;
 	/* wire counters */
 	uint64_t submitted, delivered, dropped, filtered, duplicated, reordered, corrupted;
-	uint64_t rejected, rejected_icrc, bad_tx, nobufs;
+	uint64_t rejected, rejected_icrc, bad_tx, nobufs, ce_marked;
 	uint64_t opcode_count[2][256]; /* submitted frames per side and opcode */
 	uint64_t syndrome_count[2][256]; /* AETH syndromes of ACKNOWLEDGE frames sent */
 	uint16_t sport[2];             /* UDP source port of the last frame per side */
