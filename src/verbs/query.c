@@ -72,7 +72,11 @@ int xrxe_query_device_ex_op(struct ibv_context *context, const struct ibv_query_
 		return EIO;
 	memset(&ex, 0, sizeof(ex));
 	ex.orig_attr = s.dev_attr;
-	ex.device_cap_flags_ex = s.dev_attr.device_cap_flags;
+	/* The 64-bit flags add what the 32-bit ones cannot say (the values
+	 * of rdma-core >= 45, abi.h): ATOMIC_WRITE and global-visibility
+	 * FLUSH (no persistence domain: mr.c of the transport). */
+	ex.device_cap_flags_ex = (uint32_t)s.dev_attr.device_cap_flags | XRXE_DEVICE_ATOMIC_WRITE |
+				 XRXE_DEVICE_FLUSH_GLOBAL;
 	/* Completion timestamps are the daemon's CLOCK_REALTIME in ns
 	 * (xrxe_cqe.timestamp_ns): a 1 GHz "HCA clock" that never wraps. */
 	ex.completion_timestamp_mask = UINT64_MAX;
