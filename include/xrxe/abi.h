@@ -219,7 +219,7 @@ _Static_assert(sizeof(struct xrxe_recv_wqe) == 16, "recv wqe header size");
 /* Completion queue element: exactly struct ibv_wc, padded to 64 bytes. */
 struct xrxe_cqe {
 	struct ibv_wc wc;
-	uint64_t timestamp_ns; /* CLOCK_REALTIME when the daemon wrote it */
+	uint64_t timestamp_ns; /* CLOCK_MONOTONIC (ns) when the daemon wrote it */
 	uint64_t rsvd;
 };
 _Static_assert(sizeof(struct ibv_wc) == 48, "ibv_wc layout of rdma-core 44");

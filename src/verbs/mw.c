@@ -6,9 +6,9 @@
  * reports IBV_WC_MW_BIND_ERR.
  *
  * ibv_bind_mw (type 1) is rdma-core's rxe provider's: it posts a BIND_MW WQE
- * with the next R_Key (ibv_inc_rkey) and, once posted, stores that key in
- * mw->rkey. Type 2 windows are bound by the application's own BIND_MW work
- * request, which names the new R_Key itself.
+ * with the next R_Key (ibv_inc_rkey). Type 2 windows are bound by the
+ * application's own BIND_MW work request, which names the new R_Key itself.
+ * Either way, once the WQE is built mw->rkey holds the new R_Key.
  */
 #include "verbs/shim.h"
 
@@ -58,7 +58,6 @@ int xrxe_dealloc_mw(struct ibv_mw *mw)
 int xrxe_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
 {
 	struct ibv_send_wr wr, *bad;
-	int ret;
 
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = bind->wr_id;
@@ -67,9 +66,6 @@ int xrxe_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
 	wr.bind_mw.mw = mw;
 	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
 	wr.bind_mw.bind_info = bind->bind_info;
-	ret = xrxe_post_send(qp, &wr, &bad);
-	if (ret)
-		return ret;
-	mw->rkey = wr.bind_mw.rkey;
-	return 0;
+	/* the WQE builder stores the new R_Key in mw->rkey once posted */
+	return xrxe_post_send(qp, &wr, &bad);
 }

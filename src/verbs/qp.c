@@ -84,6 +84,10 @@ static int fill_bind(struct xrxe_send_wqe *w, struct ibv_mw *mw, uint32_t rkey,
 	w->wr.bind.addr = info->addr;
 	w->wr.bind.length = info->length;
 	w->wr.bind.access = info->mw_access_flags;
+	/* As ibv_bind_mw does for type 1: mw->rkey names the window's R_Key
+	 * from now on (the WQE carries the old one, so binds posted back to
+	 * back chain correctly). */
+	mw->rkey = rkey;
 	return 0;
 }
 

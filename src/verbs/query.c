@@ -77,8 +77,9 @@ int xrxe_query_device_ex_op(struct ibv_context *context, const struct ibv_query_
 	 * FLUSH (no persistence domain: mr.c of the transport). */
 	ex.device_cap_flags_ex = (uint32_t)s.dev_attr.device_cap_flags | XRXE_DEVICE_ATOMIC_WRITE |
 				 XRXE_DEVICE_FLUSH_GLOBAL;
-	/* Completion timestamps are the daemon's CLOCK_REALTIME in ns
-	 * (xrxe_cqe.timestamp_ns): a 1 GHz "HCA clock" that never wraps. */
+	/* Completion timestamps are the daemon's CLOCK_MONOTONIC in ns
+	 * (xrxe_cqe.timestamp_ns): a 1 GHz "HCA clock" that never wraps;
+	 * the wall-clock reader converts (cq.c). */
 	ex.completion_timestamp_mask = UINT64_MAX;
 	ex.hca_core_clock = 1000000; /* kHz */
 	ex.phys_port_cnt_ex = s.dev_attr.phys_port_cnt;
