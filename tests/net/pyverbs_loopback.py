@@ -20,12 +20,15 @@ import pyverbs.enums as e
 from pyverbs.addr import AH, AHAttr, GlobalRoute
 from pyverbs.base import inc_rkey
 from pyverbs.cq import CQ, CQEX, CqInitAttrEx, PollCqAttr
-from pyverbs.device import Context
+from pyverbs.device import DM, AllocDmAttr, Context
 from pyverbs.mr import MR, MW, MWBind, MWBindInfo
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
-from pyverbs.qp import QP, QPAttr, QPCap, QPEx, QPInitAttr, QPInitAttrEx
+from pyverbs.qp import DataBuffer, QP, QPAttr, QPCap, QPEx, QPInitAttr, QPInitAttrEx
 from pyverbs.wr import SGE, RecvWR, SendWR
+from pyverbs.xrcd import XRCD, XRCDInitAttr
+import ctypes
+import mmap
 
 failures = 0
 count = 0
@@ -398,14 +401,151 @@ def rereg():
         ok(False, "rereg CHANGE_TRANSLATION with addr 0 fails")
     except PyverbsRDMAError as ex:
         ok(ex.error_code == errno.EINVAL, "rereg CHANGE_TRANSLATION with addr 0: EINVAL")
+    # a new translation: same keys, the region now covers other pages
+    # private anonymous memory (a shared mapping cannot be moved into the memfd)
+    area = mmap.mmap(-1, 8192, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(area))
+    lkey, rkey = dst.lkey, dst.rkey
+    dst.rereg(e.IBV_REREG_MR_CHANGE_TRANSLATION, pd, addr, 8192, 0)
+    src.write(b"moved region", 12, 0)
+    wcs = rdma_write(a, cq, src.buf, src.lkey, addr + 4000, dst.rkey, 12, 82)
+    ok(len(wcs) == 1 and wcs[0].status == e.IBV_WC_SUCCESS and
+       area[4000:4012] == b"moved region" and (dst.lkey, dst.rkey) == (lkey, rkey),
+       "ibv_rereg_mr(CHANGE_TRANSLATION): a WRITE lands in the new pages (%s)" % statuses(wcs))
+    pd2 = PD(ctx)
+    dst.rereg(e.IBV_REREG_MR_CHANGE_PD, pd2, 0, 0, 0)
+    wcs = rdma_write(a, cq, src.buf, src.lkey, addr, dst.rkey, 8, 83)
+    ok(len(wcs) == 1 and wcs[0].status == e.IBV_WC_REM_ACCESS_ERR,
+       "ibv_rereg_mr(CHANGE_PD): the QP's PD no longer reaches it (%s)" % statuses(wcs))
+    dst.rereg(e.IBV_REREG_MR_CHANGE_PD, pd, 0, 0, 0)
+
+
+def resize_cq():
+    cq = CQ(ctx, 4)
+    a, b = rc_pair(cq)
+    cq.resize(64)
+    ok(cq.cqe >= 64, "ibv_resize_cq to 64 (cqe %d)" % cq.cqe)
+    mr = MR(pd, 4096, ACCESS)
+    for i in range(8):
+        b.post_recv(RecvWR(wr_id=500 + i, num_sge=1, sg=[SGE(mr.buf + 2048, 64, mr.lkey)]))
+    for i in range(8):
+        a.post_send(SendWR(wr_id=600 + i, opcode=e.IBV_WR_SEND, num_sge=1,
+                           sg=[SGE(mr.buf, 16, mr.lkey)], send_flags=e.IBV_SEND_SIGNALED))
+    wcs = poll(cq, 16)
+    ok(len(wcs) == 16 and all(w.status == e.IBV_WC_SUCCESS for w in wcs),
+       "16 completions on the resized CQ (more than its first capacity)")
+
+
+def refused(fn, code, desc):
+    try:
+        fn()
+        ok(False, desc + " (it succeeded)")
+    except PyverbsRDMAError as ex:
+        ok(ex.error_code == code, "%s: errno %d" % (desc, ex.error_code))
 
 
 def unsupported():
+    refused(lambda: MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_ON_DEMAND),
+            errno.EOPNOTSUPP, "IBV_ACCESS_ON_DEMAND registration is EOPNOTSUPP")
+    refused(lambda: XRCD(ctx, XRCDInitAttr(e.IBV_XRCD_INIT_ATTR_FD | e.IBV_XRCD_INIT_ATTR_OFLAGS,
+                                           0o100, -1)),  # O_CREAT
+            errno.EOPNOTSUPP, "ibv_open_xrcd is EOPNOTSUPP")
     try:
-        MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_ON_DEMAND)
-        ok(False, "ODP registration is refused")
+        DM(ctx, AllocDmAttr(4096))
+        ok(False, "device memory is refused")
     except PyverbsRDMAError as ex:
-        ok(ex.error_code == errno.EOPNOTSUPP, "IBV_ACCESS_ON_DEMAND: EOPNOTSUPP")
+        ok(ex.error_code == errno.EOPNOTSUPP, "ibv_alloc_dm: errno %d" % ex.error_code)
+    except PyverbsError as ex:  # pyverbs checks max_dm_size (0) before the verb
+        ok("dm" in str(ex), "device memory: max_dm_size 0, pyverbs refuses (%s)" % ex)
+
+
+# --- every ibv_wr_* builder -------------------------------------------------------------------
+
+def wr_builders():
+    cq = CQ(ctx, 64)
+    ops = (e.IBV_QP_EX_WITH_SEND | e.IBV_QP_EX_WITH_SEND_WITH_IMM | e.IBV_QP_EX_WITH_RDMA_WRITE |
+           e.IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | e.IBV_QP_EX_WITH_RDMA_READ |
+           e.IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | e.IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+    a, b = rc_pair(cq, ex_ops=ops)
+    mr = MR(pd, 16384, ACCESS)
+    mr.write(b"ABCDEFGHIJKLMNOP", 16, 0)
+
+    def post(fn, wr_id):
+        a.wr_start()
+        a.wr_id = wr_id
+        a.wr_flags = e.IBV_SEND_SIGNALED
+        fn()
+        a.wr_complete()
+
+    # send + set_sge_list (two pieces gathered)
+    b.post_recv(RecvWR(wr_id=700, num_sge=1, sg=[SGE(mr.buf + 8192, 64, mr.lkey)]))
+    post(lambda: (a.wr_send(), a.wr_set_sge_list(2, [SGE(mr.buf + 8, 8, mr.lkey),
+                                                  SGE(mr.buf, 8, mr.lkey)])), 701)
+    wcs = poll(cq, 2)
+    ok(len(wcs) == 2 and mr.read(16, 8192) == b"IJKLMNOPABCDEFGH",
+       "wr_send + wr_set_sge_list gathers two SGEs")
+    # send_imm + set_inline_data_list
+    b.post_recv(RecvWR(wr_id=702, num_sge=1, sg=[SGE(mr.buf + 8192, 64, mr.lkey)]))
+    post(lambda: (a.wr_send_imm(0x01020304),
+                  a.wr_set_inline_data_list(2, [DataBuffer(mr.buf + 4, 4), DataBuffer(mr.buf, 4)])),
+         703)
+    wcs = poll(cq, 2)
+    r = [w for w in wcs if w.wr_id == 702]
+    ok(len(wcs) == 2 and r and r[0].wc_flags & e.IBV_WC_WITH_IMM and
+       mr.read(8, 8192) == b"EFGHABCD", "wr_send_imm + wr_set_inline_data_list")
+    # rdma_write_imm + set_inline_data
+    b.post_recv(RecvWR(wr_id=704, num_sge=1, sg=[SGE(mr.buf + 8192, 64, mr.lkey)]))
+    post(lambda: (a.wr_rdma_write_imm(mr.rkey, mr.buf + 9000, 0x0a0b0c0d),
+                  a.wr_set_inline_data(mr.buf, 16)), 705)
+    wcs = poll(cq, 2)
+    r = [w for w in wcs if w.wr_id == 704]
+    ok(len(wcs) == 2 and r and r[0].opcode == e.IBV_WC_RECV_RDMA_WITH_IMM and
+       mr.read(16, 9000) == b"ABCDEFGHIJKLMNOP", "wr_rdma_write_imm + wr_set_inline_data")
+    # rdma_write + set_sge, rdma_read back
+    post(lambda: (a.wr_rdma_write(mr.rkey, mr.buf + 10000), a.wr_set_sge(SGE(mr.buf, 16, mr.lkey))),
+         706)
+    post(lambda: (a.wr_rdma_read(mr.rkey, mr.buf + 10000),
+                  a.wr_set_sge(SGE(mr.buf + 11000, 16, mr.lkey))), 707)
+    wcs = poll(cq, 2)
+    ok(len(wcs) == 2 and all(w.status == e.IBV_WC_SUCCESS for w in wcs) and
+       mr.read(16, 11000) == b"ABCDEFGHIJKLMNOP", "wr_rdma_write + wr_rdma_read")
+    # atomics
+    mr.write(struct.pack("<Q", 40), 8, 12000)
+    post(lambda: (a.wr_atomic_fetch_add(mr.rkey, mr.buf + 12000, 2),
+                  a.wr_set_sge(SGE(mr.buf + 12008, 8, mr.lkey))), 708)
+    post(lambda: (a.wr_atomic_cmp_swp(mr.rkey, mr.buf + 12000, 42, 7),
+                  a.wr_set_sge(SGE(mr.buf + 12016, 8, mr.lkey))), 709)
+    wcs = poll(cq, 2)
+    ok(len(wcs) == 2 and struct.unpack("<Q", mr.read(8, 12008))[0] == 40 and
+       struct.unpack("<Q", mr.read(8, 12016))[0] == 42 and
+       struct.unpack("<Q", mr.read(8, 12000))[0] == 7,
+       "wr_atomic_fetch_add then wr_atomic_cmp_swp (40 -> 42 -> 7)")
+    # UD through wr_set_ud_addr
+    ucq = CQ(ctx, 16)
+    cap = QPCap(max_send_wr=8, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)
+    init = QPInitAttrEx(qp_type=e.IBV_QPT_UD, scq=ucq, rcq=ucq, cap=cap, pd=pd,
+                        comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+                        send_ops_flags=e.IBV_QP_EX_WITH_SEND)
+    u = [QPEx(ctx, init) for _ in range(2)]
+    for q in u:
+        attr = QPAttr(qp_state=e.IBV_QPS_RTS, port_num=1)
+        attr.qkey = 0x77
+        attr.sq_psn = 0
+        q.to_rts(attr)
+    keep.extend(u)
+    u[1].post_recv(RecvWR(wr_id=710, num_sge=1, sg=[SGE(mr.buf + 13000, 40 + 16, mr.lkey)]))
+    ah = AH(pd, attr=ah_attr())
+    u[0].wr_start()
+    u[0].wr_id = 711
+    u[0].wr_flags = e.IBV_SEND_SIGNALED
+    u[0].wr_send()
+    u[0].wr_set_ud_addr(ah, u[1].qp_num, 0x77)
+    u[0].wr_set_sge(SGE(mr.buf, 16, mr.lkey))
+    u[0].wr_complete()
+    wcs = poll(ucq, 2)
+    ok(len(wcs) == 2 and all(w.status == e.IBV_WC_SUCCESS for w in wcs) and
+       mr.read(16, 13040) == b"ABCDEFGHIJKLMNOP", "UD wr_send + wr_set_ud_addr (%s)" %
+       statuses(wcs))
 
 
 # --- extended CQ -----------------------------------------------------------------------------
@@ -462,6 +602,8 @@ section("memory window type 1", mw_type1)
 section("memory window type 2", mw_type2)
 section("ATOMIC_WRITE", atomic_write)
 section("rereg", rereg)
+section("resize CQ", resize_cq)
+section("ibv_wr_* builders", wr_builders)
 section("unsupported", unsupported)
 section("extended CQ", cq_ex)
 print("1..%d" % count)
