@@ -3,7 +3,8 @@
 # in a namespace, tests/net/pyverbs_loopback.py run through `xrxe run` with
 # two QPs of the one device talking through the daemon's loopback. Checks
 # queries, RC/UC/UD traffic, memory windows type 1 and 2, invalidation,
-# ATOMIC_WRITE, rereg and extended-CQ polling (see the .py for the list).
+# ATOMIC_WRITE, rereg and extended-CQ polling (see the .py for the list);
+# then tests/verbs/flush_loopback (ibv_wr_flush, which pyverbs 44 lacks).
 #
 #   tests/net/pyverbs.sh       (BUILD=build-san etc. to test another build)
 set -u
@@ -61,5 +62,19 @@ if [ $rc -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
 	tap_fail "pyverbs_loopback.py exited with status $rc"
 	tap_diag "$(tail -20 <<<"$out")"
 	tap_diag "$(tail -20 "$TMP/xrxed.log")"
+fi
+# FLUSH: pyverbs 44 cannot express it (rdma-core >= 45 added ibv_wr_flush), so
+# a small libibverbs program does, on the same device.
+PROG=$BDIR/tests/verbs/flush_loopback
+if [ -x "$PROG" ]; then
+	out=$(ns_exec "$NS_A" timeout 60 "$XRXE" run -- "$PROG" "xrxe_$IF_A" 1 2>&1)
+	rc=$?
+	grep -E '^(ok|not ok) - ' <<<"$out"
+	if [ $rc -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
+		tap_fail "flush_loopback exited with status $rc"
+		tap_diag "$(tail -20 <<<"$out")"
+	fi
+else
+	tap_fail "$PROG is built (make)"
 fi
 exit 0
