@@ -88,7 +88,7 @@ static void wqe_validate(struct xrxe_tp_qp *qp, struct tp_swqe *w, const uint8_t
 		 * there: ibv_wr_atomic_write passes a pointer); the target is
 		 * a naturally aligned 64-bit word (IBA A19 as o9-20) */
 		if (!(w->wr.send_flags & IBV_SEND_INLINE) || w->wr.inline_len != 8 ||
-		    (w->wr.wr.rdma.remote_addr & 7))
+		    (w->wr.wr.rdma.remote_addr & 7) || qp->sq_data_cap < 8)
 			return wqe_bad(w, IBV_WC_LOC_QP_OP_ERR);
 		memcpy(w->data, slot + sizeof(struct xrxe_send_wqe), 8);
 		w->length = 8;

@@ -187,6 +187,16 @@ def rc_traffic():
     wcs = poll(cq, 1)
     ok(len(wcs) == 1 and wcs[0].status == e.IBV_WC_SUCCESS and
        mr.read(21, 4096) == b"rc over xrxe, two QPs", "RC RDMA WRITE B -> A")
+    # a zero-based region: remote peers address it from 0
+    zb = MR(pd, 4096, ACCESS | e.IBV_ACCESS_ZERO_BASED)
+    w = SendWR(wr_id=7, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(mr.buf, 21, mr.lkey)],
+               send_flags=e.IBV_SEND_SIGNALED)
+    w.set_wr_rdma(zb.rkey, 100)
+    a.post_send(w)
+    wcs = poll(cq, 1)
+    ok(len(wcs) == 1 and wcs[0].status == e.IBV_WC_SUCCESS and
+       zb.read(21, 100) == b"rc over xrxe, two QPs",
+       "IBV_ACCESS_ZERO_BASED: a WRITE to remote address 100 lands at offset 100")
     attr, init = a.query(e.IBV_QP_STATE | e.IBV_QP_CAP | e.IBV_QP_DEST_QPN)
     ok(attr.qp_state == e.IBV_QPS_RTS and attr.dest_qp_num == b.qp_num,
        "ibv_query_qp: RTS, dest_qp_num %#x" % attr.dest_qp_num)
