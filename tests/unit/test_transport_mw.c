@@ -676,3 +676,30 @@ Test(mw, alloc_limits_and_dealloc)
 	cr_assert_neq(rkey2, rkey);
 	xrxe_tph_fini(&h);
 }
+
+/* Dealloc of a bound window, and destroying the QP a type 2 window was bound
+ * through, both release the region (dereg works again) and the R_Key. */
+Test(mw, dealloc_and_qp_destroy_release_the_region)
+{
+	struct env e;
+	uint32_t h, rkey;
+
+	env_init(&e, ACC_ALL, ACC_ALL | IBV_ACCESS_MW_BIND);
+	rkey = bind_type2_on_b(&e, &h, 0, 64, IBV_ACCESS_REMOTE_WRITE);
+	cr_assert_eq(xrxe_tp_mr_dereg(e.p.h.side[1].tp, e.blk), -EBUSY);
+	cr_assert_eq(xrxe_tp_mw_dealloc(e.p.h.side[1].tp, h), 0);
+	post_write(&e, 1, bva(&e, 0), rkey, 8);
+	xrxe_tph_run(&e.p.h, 1000000000ull);
+	cr_assert_eq(poll_one(e.p.ca).status, IBV_WC_REM_ACCESS_ERR, "deallocated window");
+	cr_assert_eq(xrxe_tp_mr_dereg(e.p.h.side[1].tp, e.blk), 0);
+	env_fini(&e);
+
+	env_init(&e, ACC_ALL, ACC_ALL | IBV_ACCESS_MW_BIND);
+	rkey = bind_type2_on_b(&e, &h, 0, 64, IBV_ACCESS_REMOTE_WRITE);
+	(void)rkey;
+	xrxe_tph_qp_destroy(e.p.b);
+	e.p.b = NULL;
+	cr_assert_eq(xrxe_tp_mr_dereg(e.p.h.side[1].tp, e.blk), 0, "unbound with its QP");
+	cr_assert_eq(xrxe_tp_mw_dealloc(e.p.h.side[1].tp, h), 0);
+	env_fini(&e);
+}
