@@ -278,6 +278,7 @@ static struct ibv_context *open_device(struct ibv_device *device)
 	ctx->vctx.sz = sizeof(ctx->vctx);
 	ctx->vctx.query_port = xrxe_query_port_op;
 	ctx->vctx.query_device_ex = xrxe_query_device_ex_op;
+	ctx->vctx.query_rt_values = xrxe_query_rt_values_op;
 	ctx->vctx.create_cq_ex = xrxe_create_cq_ex_op;
 	ctx->vctx.create_qp_ex = xrxe_create_qp_ex_op;
 	return c;

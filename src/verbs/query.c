@@ -14,6 +14,7 @@
 #include <endian.h>
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #define XRXE_PORT 1 /* one port per device */
 
@@ -86,6 +87,19 @@ int xrxe_query_device_ex_op(struct ibv_context *context, const struct ibv_query_
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
 	if (attr_size > sizeof(ex))
 		memset((char *)attr + sizeof(ex), 0, attr_size - sizeof(ex));
+	return 0;
+}
+
+/* verbs_context.query_rt_values (ibv_query_rt_values_ex): the "HCA clock" of
+ * the completion timestamps, i.e. CLOCK_MONOTONIC (query_device_ex says
+ * 1 GHz), so applications can relate ibv_wc_read_completion_ts to now. */
+int xrxe_query_rt_values_op(struct ibv_context *context, struct ibv_values_ex *values)
+{
+	(void)context;
+	if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK)
+		return EINVAL;
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK)
+		clock_gettime(CLOCK_MONOTONIC, &values->raw_clock);
 	return 0;
 }
 

@@ -147,6 +147,7 @@ struct xrxe_page_snapshot {
 int xrxe_page_read(const struct xrxe_context *ctx, struct xrxe_page_snapshot *s);
 int xrxe_query_port_op(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
 		       size_t attr_len);
+int xrxe_query_rt_values_op(struct ibv_context *context, struct ibv_values_ex *values);
 int xrxe_query_device_ex_op(struct ibv_context *context, const struct ibv_query_device_ex_input *in,
 			    struct ibv_device_attr_ex *attr, size_t attr_size);
 /* Index of gid in the port's table, or -1. */

@@ -596,6 +596,11 @@ def cq_ex():
     s = seen.get(401)
     ok(s and s[0] == e.IBV_WC_SUCCESS and s[1] == e.IBV_WC_SEND and s[4] == a.qp_num,
        "ibv_wc_read_*: SEND on the sender's QP")
+    sec, nsec = ctx.query_rt_values_ex()
+    hca_now = sec * 10**9 + nsec
+    ok(r and 0 < hca_now - r[5] < 10 * 10**9,
+       "ibv_query_rt_values_ex: the HCA clock runs ahead of the completion timestamp by %d ns" %
+       (hca_now - (r or (0,) * 7)[5]))
     now = time.time_ns()
     ok(r and r[5] > 0 and abs(now - r[6]) < 10 * 10**9,
        "completion timestamp and wall-clock ns (%d, %d)" % ((r or (0,) * 7)[5], (r or (0,) * 7)[6]))
