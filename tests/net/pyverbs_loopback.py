@@ -133,10 +133,7 @@ def connect(a, b, qp_type, access=ACCESS):
         attr.rnr_retry = 7
         attr.rq_psn = 0
         attr.sq_psn = 0
-        if qp_type == e.IBV_QPT_RC:
-            q.to_rts(attr)
-        else:
-            q.to_rts(attr)
+        q.to_rts(attr)  # pyverbs picks the attributes each transition of qp_type needs
 
 
 # QPs stay referenced to the end: pyverbs closes the memory windows bound
