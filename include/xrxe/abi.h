@@ -150,6 +150,30 @@ struct xrxe_send_wqe {
 			uint32_t remote_qkey;
 			uint32_t pad;
 		} ud;
+		/* IBV_WR_BIND_MW (type 1 through ibv_bind_mw, type 2 through
+		 * ibv_wr_bind_mw / post_send): bind the window named by mw_rkey
+		 * (its current R_Key) to [addr, addr + length) of the MR named
+		 * by mr_lkey, with access (IBV_ACCESS_REMOTE_*), and give it
+		 * new_rkey (same index, new key byte: ibv_inc_rkey). */
+		struct {
+			uint32_t mw_rkey;
+			uint32_t new_rkey;
+			uint32_t mr_lkey;
+			uint32_t access;
+			uint64_t addr;
+			uint64_t length;
+		} bind;
+		/* XRXE_WR_FLUSH (rdma-core >= 45 ibv_wr_flush): FETH placement
+		 * type (XRXE_FLUSH_GLOBAL/PERSISTENT) and selectivity level
+		 * (XRXE_FLUSH_RANGE/MR), RETH va/rkey/length. */
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+			uint32_t length;
+			uint8_t type;
+			uint8_t level;
+			uint8_t pad[14];
+		} flush;
 	} wr;
 	uint64_t rsvd;
 	union {
@@ -158,6 +182,29 @@ struct xrxe_send_wqe {
 	};
 };
 _Static_assert(offsetof(struct xrxe_send_wqe, wr) == 32, "send wqe wr offset");
+_Static_assert(sizeof(((struct xrxe_send_wqe *)0)->wr) == 32, "send wqe wr union is 32 bytes");
+_Static_assert(offsetof(struct xrxe_send_wqe, wr.bind.addr) == 48, "bind addr offset");
+_Static_assert(offsetof(struct xrxe_send_wqe, wr.bind.length) == 56, "bind length offset");
+_Static_assert(offsetof(struct xrxe_send_wqe, wr.flush.type) == 48, "flush type offset");
+
+/* Values of rdma-core >= 45 (FLUSH, IBA 1.5 annex A19) that rdma-core 44's
+ * verbs.h, which the shim is built against, does not define yet. The numbers
+ * are rdma-core's own, so programs built against a newer header interoperate:
+ * ibv_wr_opcode, ibv_wc_opcode, ibv_access_flags, ibv_qp_create_send_ops_flags,
+ * the ibv_wr_flush placement types and selectivity levels, and the
+ * IB_UVERBS_DEVICE_* bits of ibv_device_attr_ex.device_cap_flags_ex. */
+#define XRXE_WR_FLUSH 14u
+#define XRXE_WC_FLUSH 8u
+#define XRXE_ACCESS_FLUSH_GLOBAL (1u << 8)
+#define XRXE_ACCESS_FLUSH_PERSISTENT (1u << 9)
+#define XRXE_QP_EX_WITH_FLUSH (1ull << 11)
+#define XRXE_FLUSH_GLOBAL 1u     /* placement type: global visibility */
+#define XRXE_FLUSH_PERSISTENT 2u /* placement type: persistence */
+#define XRXE_FLUSH_RANGE 0u      /* selectivity: the RETH range */
+#define XRXE_FLUSH_MR 1u         /* selectivity: the whole memory region */
+#define XRXE_DEVICE_FLUSH_GLOBAL (1ull << 38)
+#define XRXE_DEVICE_FLUSH_PERSISTENT (1ull << 39)
+#define XRXE_DEVICE_ATOMIC_WRITE (1ull << 40)
 _Static_assert(sizeof(struct xrxe_send_wqe) == 72, "send wqe header size");
 
 /* Receive queue (and SRQ) element: power of two >= 16 + max_recv_sge * 16. */
@@ -172,7 +219,7 @@ _Static_assert(sizeof(struct xrxe_recv_wqe) == 16, "recv wqe header size");
 /* Completion queue element: exactly struct ibv_wc, padded to 64 bytes. */
 struct xrxe_cqe {
 	struct ibv_wc wc;
-	uint64_t timestamp_ns; /* CLOCK_REALTIME when the daemon wrote it */
+	uint64_t timestamp_ns; /* CLOCK_MONOTONIC (ns) when the daemon wrote it */
 	uint64_t rsvd;
 };
 _Static_assert(sizeof(struct ibv_wc) == 48, "ibv_wc layout of rdma-core 44");
@@ -254,6 +301,9 @@ enum xrxe_ctrl_op {
 	XRXE_CTRL_DETACH_MCAST,
 	XRXE_CTRL_STATS, /* for `xrxe stats/qp`: counters and per-QP state, text or JSON */
 	XRXE_CTRL_CC,    /* for `xrxe cc`: congestion-control parameters, show or set */
+	XRXE_CTRL_ALLOC_MW,
+	XRXE_CTRL_DEALLOC_MW,
+	XRXE_CTRL_REREG_MR,
 	XRXE_CTRL_OP_COUNT,
 };
 
@@ -318,6 +368,39 @@ struct xrxe_ctrl_reg_mr_reply {
 	uint32_t lkey;
 	uint32_t rkey;
 	uint32_t pad;
+};
+
+/* REREG_MR (ibv_rereg_mr): change the translation (addr, length, iova), the
+ * PD and/or the access of an MR in place, per flags (enum
+ * ibv_rereg_mr_flags); fields a flag does not name are ignored. The keys stay
+ * the same. -EBUSY while memory windows are bound to the MR (IBA 10.6.7.2.x:
+ * a region with bound windows cannot be reregistered). With
+ * IBV_REREG_MR_CHANGE_TRANSLATION the shim has already moved the new pages
+ * into its memfd. Reply: struct xrxe_ctrl_reg_mr_reply (same handle). */
+struct xrxe_ctrl_rereg_mr {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t handle;
+	uint32_t flags;
+	uint32_t pd;     /* IBV_REREG_MR_CHANGE_PD */
+	uint32_t access; /* IBV_REREG_MR_CHANGE_ACCESS */
+	uint64_t addr;   /* IBV_REREG_MR_CHANGE_TRANSLATION */
+	uint64_t length;
+	uint64_t iova;
+};
+
+/* ALLOC_MW (ibv_alloc_mw): a memory window of type (enum ibv_mw_type) in pd.
+ * Reply: handle (for DEALLOC_MW) and the window's first R_Key. A window is
+ * bound through the send queue (IBV_WR_BIND_MW, both types); DEALLOC_MW
+ * (struct xrxe_ctrl_handle) invalidates it. */
+struct xrxe_ctrl_alloc_mw {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t pd;
+	uint32_t type;
+};
+struct xrxe_ctrl_alloc_mw_reply {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t handle;
+	uint32_t rkey;
 };
 
 /* CREATE_CHANNEL. Request: struct xrxe_ctrl_hdr alone, fd [0] the write end

@@ -38,12 +38,14 @@
 /* Handler result: the request is parked, no reply yet. */
 #define CTRL_PARKED 1
 
-enum obj_type { OBJ_NONE, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_AH, OBJ_CHANNEL, OBJ_SRQ, OBJ_TYPES };
+enum obj_type {
+	OBJ_NONE, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_AH, OBJ_CHANNEL, OBJ_SRQ, OBJ_MW, OBJ_TYPES
+};
 
 static const char *const obj_names[OBJ_TYPES] = {
 	[OBJ_PD] = "PD", [OBJ_MR] = "MR",	    [OBJ_CQ] = "CQ",
 	[OBJ_QP] = "QP", [OBJ_AH] = "AH", [OBJ_CHANNEL] = "channel",
-	[OBJ_SRQ] = "SRQ",
+	[OBJ_SRQ] = "SRQ", [OBJ_MW] = "MW",
 };
 
 struct conn;
@@ -63,7 +65,14 @@ struct obj_pd {
 struct obj_mr {
 	struct obj o;
 	uint32_t lkey, rkey;
+	uint64_t addr, length, iova; /* the application's range (for REREG_MR) */
+	uint32_t access;
 	struct xrxe_mr_map map;
+};
+
+struct obj_mw {
+	struct obj o;
+	uint32_t mw; /* the core's window handle */
 };
 
 struct obj_channel {
@@ -328,6 +337,17 @@ static int destroy_mr(struct obj_mr *m)
 	return 0;
 }
 
+static int destroy_mw(struct obj_mw *w)
+{
+	struct conn *c = w->o.conn;
+	int err = xrxe_tp_mw_dealloc(c->ctrl->cfg.tp, w->mw);
+
+	if (err)
+		return err;
+	obj_free(&w->o);
+	return 0;
+}
+
 static int destroy_cq(struct obj_cq *q)
 {
 	struct conn *c = q->o.conn;
@@ -391,6 +411,8 @@ static int destroy_obj(struct obj *o)
 		return destroy_ah((struct obj_ah *)o);
 	case OBJ_MR:
 		return destroy_mr((struct obj_mr *)o);
+	case OBJ_MW:
+		return destroy_mw((struct obj_mw *)o);
 	case OBJ_CQ:
 		return destroy_cq((struct obj_cq *)o);
 	case OBJ_CHANNEL:
@@ -426,8 +448,9 @@ static void conn_unpark(struct conn *c)
  * CQs, channels, PDs; then the descriptors. One summary line. */
 static void conn_close(struct conn *c, const char *why)
 {
-	static const enum obj_type order[] = { OBJ_QP,	OBJ_SRQ,     OBJ_AH, OBJ_MR,
-					       OBJ_CQ,	OBJ_CHANNEL, OBJ_PD };
+	/* windows before regions: a region with bound windows refuses to go */
+	static const enum obj_type order[] = { OBJ_QP, OBJ_SRQ,	    OBJ_AH, OBJ_MW,
+					       OBJ_MR, OBJ_CQ, OBJ_CHANNEL, OBJ_PD };
 	struct xrxe_ctrl *ctrl = c->ctrl;
 	uint32_t destroyed[OBJ_TYPES] = { 0 };
 	unsigned leaked = 0;
@@ -641,6 +664,7 @@ DESTROY_OP(op_destroy_qp, OBJ_QP)
 DESTROY_OP(op_destroy_ah, OBJ_AH)
 DESTROY_OP(op_destroy_channel, OBJ_CHANNEL)
 DESTROY_OP(op_destroy_srq, OBJ_SRQ)
+DESTROY_OP(op_dealloc_mw, OBJ_MW)
 
 static int op_reg_mr(struct conn *c, const void *req, int *fds, struct reply *r)
 {
@@ -674,6 +698,10 @@ static int op_reg_mr(struct conn *c, const void *req, int *fds, struct reply *r)
 			     &mr->lkey, &mr->rkey);
 	if (err)
 		goto err_unmap;
+	mr->addr = m->addr;
+	mr->length = m->length;
+	mr->iova = m->iova;
+	mr->access = access;
 	count_adjust(c->ctrl, OBJ_MR, 1);
 
 	struct xrxe_ctrl_reg_mr_reply *rep = REPLY(r, struct xrxe_ctrl_reg_mr_reply);
@@ -689,6 +717,100 @@ err_unmap:
 err_obj:
 	obj_free(&mr->o);
 	return err;
+}
+
+/* REREG_MR: a new mapping whenever the range or the access changes (a
+ * read-only mapping must not serve a region that now grants write access),
+ * swapped in only once the core accepted the change. */
+static int op_rereg_mr(struct conn *c, const void *req, int *fds, struct reply *r)
+{
+	const struct xrxe_ctrl_rereg_mr *m = req;
+	const uint32_t wr = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			    IBV_ACCESS_REMOTE_ATOMIC;
+	bool trans = m->flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+	bool acc = m->flags & IBV_REREG_MR_CHANGE_ACCESS;
+	uint32_t access, pdn = 0;
+	uint64_t addr, length, iova;
+	struct xrxe_mr_map map = { 0 };
+	struct obj_mr *mr;
+	int err;
+
+	(void)fds;
+	mr = (struct obj_mr *)obj_lookup(c, m->handle, OBJ_MR);
+	if (!mr)
+		return -EBADF;
+	if (m->flags & IBV_REREG_MR_CHANGE_PD) {
+		struct obj_pd *pd = (struct obj_pd *)obj_lookup(c, m->pd, OBJ_PD);
+
+		if (!pd)
+			return -EBADF;
+		pdn = pd->pdn;
+	}
+	access = acc ? m->access & ~(uint32_t)IBV_ACCESS_OPTIONAL_RANGE : mr->access;
+	addr = trans ? m->addr : mr->addr;
+	length = trans ? m->length : mr->length;
+	iova = trans ? m->iova : mr->iova;
+	if (trans && (!length || iova + length < iova))
+		return -EINVAL;
+	if (trans || acc) {
+		err = xrxe_shm_map_mr(c->memfd, addr, length, (access & wr) != 0, &map);
+		if (err)
+			return err;
+	}
+	/* a new mapping is a new translation for the core, whatever the
+	 * application asked for */
+	err = xrxe_tp_mr_rereg(c->ctrl->cfg.tp, mr->lkey,
+			       m->flags | (map.base ? IBV_REREG_MR_CHANGE_TRANSLATION : 0), pdn,
+			       map.base ? map.host : mr->map.host, iova, length, access);
+	if (err) {
+		if (map.base)
+			xrxe_shm_unmap_mr(&map);
+		return err;
+	}
+	if (map.base) {
+		xrxe_shm_unmap_mr(&mr->map);
+		mr->map = map;
+	}
+	mr->addr = addr;
+	mr->length = length;
+	mr->iova = iova;
+	mr->access = access;
+
+	struct xrxe_ctrl_reg_mr_reply *rep = REPLY(r, struct xrxe_ctrl_reg_mr_reply);
+
+	rep->handle = mr->o.handle;
+	rep->lkey = mr->lkey;
+	rep->rkey = mr->rkey;
+	reply_len(r, sizeof(*rep));
+	return 0;
+}
+
+static int op_alloc_mw(struct conn *c, const void *req, int *fds, struct reply *r)
+{
+	const struct xrxe_ctrl_alloc_mw *m = req;
+	struct xrxe_ctrl_alloc_mw_reply *rep;
+	struct obj_pd *pd;
+	struct obj_mw *w;
+	uint32_t rkey;
+	int err;
+
+	(void)fds;
+	pd = (struct obj_pd *)obj_lookup(c, m->pd, OBJ_PD);
+	if (!pd)
+		return -EBADF;
+	w = obj_new(c, OBJ_MW, sizeof(*w), &err);
+	if (!w)
+		return err;
+	err = xrxe_tp_mw_alloc(c->ctrl->cfg.tp, pd->pdn, m->type, &w->mw, &rkey);
+	if (err) {
+		obj_free(&w->o);
+		return err;
+	}
+	rep = REPLY(r, struct xrxe_ctrl_alloc_mw_reply);
+	rep->handle = w->o.handle;
+	rep->rkey = rkey;
+	reply_len(r, sizeof(*rep));
+	return 0;
 }
 
 static int op_create_channel(struct conn *c, const void *req, int *fds, struct reply *r)
@@ -1309,6 +1431,12 @@ static const struct op_desc ops[XRXE_CTRL_OP_COUNT] = {
 				     op_mcast },
 	[XRXE_CTRL_STATS] = { "stats", sizeof(struct xrxe_ctrl_hdr), 0, true, op_stats },
 	[XRXE_CTRL_CC] = { "cc", sizeof(struct xrxe_ctrl_cc), 0, true, op_cc },
+	[XRXE_CTRL_ALLOC_MW] = { "alloc_mw", sizeof(struct xrxe_ctrl_alloc_mw), 0, false,
+				 op_alloc_mw },
+	[XRXE_CTRL_DEALLOC_MW] = { "dealloc_mw", sizeof(struct xrxe_ctrl_handle), 0, false,
+				   op_dealloc_mw },
+	[XRXE_CTRL_REREG_MR] = { "rereg_mr", sizeof(struct xrxe_ctrl_rereg_mr), 0, false,
+				 op_rereg_mr },
 };
 
 /* --- dispatch ------------------------------------------------------------- */

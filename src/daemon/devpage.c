@@ -127,8 +127,13 @@ static void fill_attrs(struct xrxe_dev_page *p, const struct xrxe_devpage_config
 	a->hw_ver = 0;
 	a->max_qp = (int)cfg->max_qp;
 	a->max_qp_wr = XRXE_MAX_QP_WR;
+	/* Memory windows of type 1 and 2B (the QP-associated type 2, as rxe),
+	 * and the memory management extensions user space can reach: local
+	 * invalidate and send with invalidate. */
 	a->device_cap_flags = IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |
-			      IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_UD_AV_PORT_ENFORCE;
+			      IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_UD_AV_PORT_ENFORCE |
+			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B |
+			      IBV_DEVICE_MEM_MGT_EXTENSIONS;
 	a->max_sge = XRXE_MAX_SGE;
 	a->max_sge_rd = XRXE_MAX_SGE;
 	a->max_cq = (int)cfg->max_cq;
@@ -149,9 +154,8 @@ static void fill_attrs(struct xrxe_dev_page *p, const struct xrxe_devpage_config
 	a->max_mcast_grp = (int)cfg->max_mcast_grp;
 	a->max_mcast_qp_attach = (int)cfg->max_mcast_qp_attach;
 	a->max_total_mcast_qp_attach = (int)(cfg->max_mcast_grp * cfg->max_mcast_qp_attach);
-	/* Memory windows are not offered yet: 0 tells applications so before
-	 * they try. */
-	a->max_mw = 0;
+	/* Windows: as many as regions (transport mw.c). */
+	a->max_mw = (int)cfg->max_mr;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = cfg->local_ca_ack_delay;
 	a->phys_port_cnt = 1;

@@ -26,6 +26,14 @@ enum ibv_wc_opcode xrxe_tpi_wc_opcode(uint32_t wr_opcode)
 		return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
+	case IBV_WR_ATOMIC_WRITE:
+		return IBV_WC_ATOMIC_WRITE;
+	case XRXE_WR_FLUSH:
+		return (enum ibv_wc_opcode)XRXE_WC_FLUSH;
 	default:
 		return IBV_WC_SEND;
 	}
@@ -251,7 +259,8 @@ static void comp_read_resp(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, ui
 	bool last = pkt->op->flags & XRXE_OPF_LAST;
 	struct xrxe_tpi_pkt_src c = { .pkt = pkt, .off = 0 };
 
-	if (!w || !w->is_read || xrxe_psn_cmp(psn, w->first_psn) < 0 ||
+	/* ATOMIC_WRITE and FLUSH are answered by an empty READ response ONLY */
+	if (!w || !(w->is_read || w->rsp_read0) || xrxe_psn_cmp(psn, w->first_psn) < 0 ||
 	    xrxe_psn_cmp(psn, w->last_psn) > 0)
 		return; /* not for the oldest WQE: stray or stale */
 	if (psn != qp->comp.psn) {
@@ -261,7 +270,7 @@ static void comp_read_resp(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, ui
 		return;
 	}
 	off = xrxe_psn_sub(psn, w->first_psn) * mtu;
-	expect = w->length - off < mtu ? w->length - off : mtu;
+	expect = w->rsp_read0 ? 0 : w->length - off < mtu ? w->length - off : mtu;
 	/* LAST/ONLY exactly at the last PSN, with exactly the bytes left;
 	 * anything else is malformed and dropped (the retry recovers). */
 	if (last != (psn == w->last_psn) || pkt->payload_len != expect)

@@ -21,7 +21,22 @@
  * only concerns these bits. */
 #define MR_ACCESS_CHECKED                                                                  \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |       \
-	 IBV_ACCESS_REMOTE_ATOMIC)
+	 IBV_ACCESS_REMOTE_ATOMIC | XRXE_ACCESS_FLUSH_GLOBAL | XRXE_ACCESS_FLUSH_PERSISTENT)
+
+/* Access rules of a registration (reg and rereg alike). */
+static int mr_access_ok(uint32_t access)
+{
+	/* IBA 10.6.3.1: remote write or atomic access needs local write. */
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	/* FLUSH to persistence needs memory in a persistence domain; ours is
+	 * volatile (a memfd), and rxe refuses the flag on non-pmem memory
+	 * the same way. Global-visibility FLUSH is offered. */
+	if (access & XRXE_ACCESS_FLUSH_PERSISTENT)
+		return -EINVAL;
+	return 0;
+}
 
 int xrxe_tp_pd_alloc(struct xrxe_tp *tp, uint32_t *pdn)
 {
@@ -76,10 +91,9 @@ int xrxe_tp_mr_reg(struct xrxe_tp *tp, uint32_t pdn, void *host, uint64_t iova, 
 	/* the range must not wrap the address space */
 	if (iova + length < iova || (uintptr_t)host + length < (uintptr_t)host)
 		return -EINVAL;
-	/* IBA 10.6.3.1: remote write or atomic access needs local write. */
-	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IBV_ACCESS_LOCAL_WRITE))
-		return -EINVAL;
+	err = mr_access_ok(access);
+	if (err)
+		return err;
 	for (i = 0; i < n; i++) {
 		idx = 1 + (tp->mr_next + i) % n;
 		if (!tp->mrs[idx].used)
@@ -101,12 +115,13 @@ int xrxe_tp_mr_reg(struct xrxe_tp *tp, uint32_t pdn, void *host, uint64_t iova, 
 	mr->host = host;
 	mr->iova = iova;
 	mr->length = length;
+	mr->nmw = 0;
 	tp->stats.mrs++;
 	*lkey = *rkey = mr->key;
 	return 0;
 }
 
-static struct tp_mr *mr_by_key(struct xrxe_tp *tp, uint32_t key)
+struct tp_mr *xrxe_tpi_mr_by_key(struct xrxe_tp *tp, uint32_t key)
 {
 	uint32_t idx = key >> 8;
 	struct tp_mr *mr;
@@ -121,10 +136,13 @@ static struct tp_mr *mr_by_key(struct xrxe_tp *tp, uint32_t key)
 
 int xrxe_tp_mr_dereg(struct xrxe_tp *tp, uint32_t lkey)
 {
-	struct tp_mr *mr = mr_by_key(tp, lkey);
+	struct tp_mr *mr = xrxe_tpi_mr_by_key(tp, lkey);
 
 	if (!mr)
 		return -EINVAL;
+	/* IBA 10.6.7.2.x (and rxe): a region with bound windows stays */
+	if (mr->nmw)
+		return -EBUSY;
 	xrxe_tpi_pd_put(tp, mr->pdn);
 	mr->used = false;
 	mr->valid = false;
@@ -136,7 +154,7 @@ int xrxe_tp_mr_dereg(struct xrxe_tp *tp, uint32_t lkey)
 struct tp_mr *xrxe_tpi_mr_check(struct xrxe_tp *tp, uint32_t key, uint32_t pdn, uint64_t va,
 				uint64_t len, uint32_t access)
 {
-	struct tp_mr *mr = mr_by_key(tp, key);
+	struct tp_mr *mr = xrxe_tpi_mr_by_key(tp, key);
 
 	if (!mr || !mr->valid || mr->pdn != pdn)
 		return NULL;
@@ -150,13 +168,56 @@ struct tp_mr *xrxe_tpi_mr_check(struct xrxe_tp *tp, uint32_t key, uint32_t pdn, 
 
 int xrxe_tpi_mr_invalidate(struct xrxe_tp *tp, uint32_t rkey, uint32_t pdn)
 {
-	struct tp_mr *mr = mr_by_key(tp, rkey);
+	struct tp_mr *mr = xrxe_tpi_mr_by_key(tp, rkey);
 
 	/* IBA 10.6.5 / 9.4.1.x: the invalidated region must exist, be valid
 	 * and belong to the QP's PD; otherwise the request is invalid. */
 	if (!mr || !mr->valid || mr->pdn != pdn)
 		return -EINVAL;
+	/* windows bound to it would keep reaching it (rxe refuses too) */
+	if (mr->nmw)
+		return -EINVAL;
 	mr->valid = false;
+	return 0;
+}
+
+int xrxe_tp_mr_rereg(struct xrxe_tp *tp, uint32_t lkey, uint32_t flags, uint32_t pdn, void *host,
+		     uint64_t iova, uint64_t length, uint32_t access)
+{
+	struct tp_mr *mr = xrxe_tpi_mr_by_key(tp, lkey);
+	int err;
+
+	if (flags & ~(uint32_t)(IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
+				IBV_REREG_MR_CHANGE_ACCESS))
+		return -EOPNOTSUPP;
+	if (!mr)
+		return -EINVAL;
+	if (mr->nmw)
+		return -EBUSY;
+	if (!(flags & IBV_REREG_MR_CHANGE_ACCESS))
+		access = mr->access;
+	err = mr_access_ok(access);
+	if (err)
+		return err;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		if (!host || !length || iova + length < iova ||
+		    (uintptr_t)host + length < (uintptr_t)host)
+			return -EINVAL;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		err = xrxe_tpi_pd_get(tp, pdn);
+		if (err)
+			return err;
+		xrxe_tpi_pd_put(tp, mr->pdn);
+		mr->pdn = pdn;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		mr->host = host;
+		mr->iova = iova;
+		mr->length = length;
+	}
+	mr->access = access;
+	mr->valid = true;
 	return 0;
 }
 

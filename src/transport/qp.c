@@ -344,6 +344,7 @@ void xrxe_tp_qp_destroy(struct xrxe_tp *tp, struct xrxe_tp_qp *qp)
 {
 	if (!qp)
 		return;
+	xrxe_tpi_mw_qp_gone(qp);
 	tp->qpt[qp->qpn - XRXE_TP_QPN_BASE] = NULL;
 	if (qp->prev)
 		qp->prev->next = qp->next;
@@ -378,7 +379,8 @@ static uint32_t roundup_pow2(uint32_t v)
 
 #define QP_ACCESS_FLAGS                                                                    \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |       \
-	 IBV_ACCESS_REMOTE_ATOMIC)
+	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | XRXE_ACCESS_FLUSH_GLOBAL |         \
+	 XRXE_ACCESS_FLUSH_PERSISTENT)
 
 /* Attribute values (the rxe_qp_chk_attr extras of ref/rxe.md §2.11, plus the
  * ranges of IBA 11.2.4.2). Only attributes present in the mask are checked. */

@@ -32,7 +32,13 @@ static bool wr_allowed(enum ibv_qp_type t, uint32_t op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_ATOMIC_WRITE:
+	case XRXE_WR_FLUSH:
 		return t == IBV_QPT_RC;
+	case IBV_WR_BIND_MW:
+	case IBV_WR_LOCAL_INV:
+		/* local operations: rxe_wr_opcode_info allows them on RC and UC */
+		return t == IBV_QPT_RC || t == IBV_QPT_UC;
 	default:
 		return false;
 	}
@@ -62,13 +68,32 @@ static void wqe_validate(struct xrxe_tp_qp *qp, struct tp_swqe *w, const uint8_t
 	w->status = IBV_WC_SUCCESS;
 	w->is_read = op == IBV_WR_RDMA_READ;
 	w->is_atomic = op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
-	w->rd_atomic = w->is_read || w->is_atomic;
+	w->is_local = op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
+	w->rsp_read0 = op == IBV_WR_ATOMIC_WRITE || op == XRXE_WR_FLUSH;
+	w->rd_atomic = w->is_read || w->is_atomic || w->rsp_read0;
 	w->length = 0;
 	w->npkts = 1;
 	w->av = NULL;
 
 	if (!wr_allowed(qp->type, op))
 		return wqe_bad(w, IBV_WC_LOC_QP_OP_ERR);
+	if (w->is_local || op == XRXE_WR_FLUSH) {
+		/* no data: no SGEs, no inline (rdma-core's rxe provider) */
+		if (w->wr.num_sge || (w->wr.send_flags & IBV_SEND_INLINE))
+			return wqe_bad(w, IBV_WC_LOC_QP_OP_ERR);
+		return;
+	}
+	if (op == IBV_WR_ATOMIC_WRITE) {
+		/* the 8-byte value travels inline in the WQE (the shim puts it
+		 * there: ibv_wr_atomic_write passes a pointer); the target is
+		 * a naturally aligned 64-bit word (IBA A19 as o9-20) */
+		if (!(w->wr.send_flags & IBV_SEND_INLINE) || w->wr.inline_len != 8 ||
+		    (w->wr.wr.rdma.remote_addr & 7) || qp->sq_data_cap < 8)
+			return wqe_bad(w, IBV_WC_LOC_QP_OP_ERR);
+		memcpy(w->data, slot + sizeof(struct xrxe_send_wqe), 8);
+		w->length = 8;
+		return;
+	}
 
 	if (w->wr.send_flags & IBV_SEND_INLINE) {
 		if (w->rd_atomic)
@@ -201,6 +226,10 @@ static uint8_t req_opcode(const struct tp_swqe *w, bool first, bool last)
 		return XRXE_OP_RDMA_READ_REQUEST;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 		return XRXE_OP_COMPARE_SWAP;
+	case IBV_WR_ATOMIC_WRITE:
+		return XRXE_OP_ATOMIC_WRITE;
+	case XRXE_WR_FLUSH:
+		return XRXE_OP_FLUSH;
 	default:
 		return XRXE_OP_FETCH_ADD;
 	}
@@ -238,6 +267,17 @@ static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 		spec.reth.va = w->wr.wr.rdma.remote_addr + off;
 		spec.reth.rkey = w->wr.wr.rdma.rkey;
 		spec.reth.len = left;
+	} else if (w->wr.opcode == XRXE_WR_FLUSH) {
+		spec.feth.plt = w->wr.wr.flush.type;
+		spec.feth.sel = w->wr.wr.flush.level;
+		spec.reth.va = w->wr.wr.flush.remote_addr;
+		spec.reth.rkey = w->wr.wr.flush.rkey;
+		spec.reth.len = w->wr.wr.flush.length;
+	} else if (w->wr.opcode == IBV_WR_ATOMIC_WRITE) {
+		n = 8;
+		spec.reth.va = w->wr.wr.rdma.remote_addr;
+		spec.reth.rkey = w->wr.wr.rdma.rkey;
+		spec.reth.len = 8;
 	} else if (w->is_atomic) {
 		spec.atmeth.va = w->wr.wr.atomic.remote_addr;
 		spec.atmeth.rkey = w->wr.wr.atomic.rkey;
@@ -286,7 +326,7 @@ static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 	if (err)
 		return err;
 	if (n) {
-		if (inl)
+		if (inl) /* ATOMIC_WRITE: its value is inline too */
 			xrxe_tpi_tx_put(&tx, w->data + off, n);
 		else
 			xrxe_tpi_sge_walk(tp, qp->pdn, sge, w->wr.num_sge, off, n, 0,
@@ -349,6 +389,28 @@ static bool req_start(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 	return true;
 }
 
+/* BIND_MW and LOCAL_INV (IBA 10.6.7.2, 10.8.2.x): executed here, without a
+ * packet, once every earlier WQE has completed (rxe fences LOCAL_INV the same
+ * way; a bind waiting for earlier work is only stricter), then retired at
+ * once. false: it must wait. */
+static bool req_local_op(struct xrxe_tp_qp *qp, struct tp_swqe *w)
+{
+	int err;
+
+	if (qp->sq_cons != qp->req.wqe)
+		return false;
+	if (w->wr.opcode == IBV_WR_BIND_MW)
+		err = xrxe_tpi_mw_bind(qp, &w->wr);
+	else
+		err = xrxe_tpi_invalidate(qp, w->wr.ex);
+	/* ref/rxe.md §2.10: a failed bind is MW_BIND_ERR, a failed local
+	 * invalidate LOC_QP_OP_ERR (rxe_do_local_ops) */
+	xrxe_tpi_comp_retire(qp, !err ? IBV_WC_SUCCESS
+				      : w->wr.opcode == IBV_WR_BIND_MW ? IBV_WC_MW_BIND_ERR
+								       : IBV_WC_LOC_QP_OP_ERR);
+	return true;
+}
+
 bool xrxe_tpi_req_run(struct xrxe_tp_qp *qp, unsigned budget)
 {
 	bool did = false;
@@ -376,6 +438,12 @@ bool xrxe_tpi_req_run(struct xrxe_tp_qp *qp, unsigned budget)
 				continue;
 			}
 			break;
+		}
+		if (w->state == TP_WQE_FETCHED && w->is_local) {
+			if (qp->state == IBV_QPS_SQD || !req_local_op(qp, w))
+				break;
+			did = true;
+			continue;
 		}
 		if (w->state == TP_WQE_FETCHED) {
 			if (qp->state == IBV_QPS_SQD || !req_start(qp, w)) {

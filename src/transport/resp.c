@@ -137,8 +137,8 @@ static int send_read_one(struct xrxe_tp_qp *qp, struct tp_res *res)
 	 * may have been deregistered or invalidated since the request. A
 	 * zero-length read names no memory (C9-88). */
 	if (n) {
-		mr = xrxe_tpi_mr_check(qp->tp, res->rkey, qp->pdn, res->cur_va, n,
-				       IBV_ACCESS_REMOTE_READ);
+		mr = xrxe_tpi_rkey_check(qp, res->rkey, res->cur_va, n, IBV_ACCESS_REMOTE_READ,
+					 false);
 		if (!mr) {
 			res->queued = false;
 			qp->resp.qhead++;
@@ -441,7 +441,7 @@ static void resp_send(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_
 			const struct xrxe_ieth *ieth = xrxe_pkt_hdr(pkt, XRXE_HDR_IETH);
 			uint32_t rkey = xrxe_ieth_rkey(ieth);
 
-			if (xrxe_tpi_mr_invalidate(qp->tp, rkey, qp->pdn)) {
+			if (xrxe_tpi_invalidate(qp, rkey)) {
 				/* ref/rxe.md §2.3 class J: the receive completes
 				 * with REM_INV_REQ_ERR and the QP goes to ERR */
 				wc.status = IBV_WC_REM_INV_REQ_ERR;
@@ -503,8 +503,8 @@ static void resp_write(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32
 		/* R_Key, range and access for the whole message (ref/rxe.md
 		 * §2.3: NAK remote access error). A zero-length WRITE names
 		 * no memory (C9-88 reasoning, as rxe). */
-		if (len && !xrxe_tpi_mr_check(qp->tp, r->w_rkey, qp->pdn, r->w_va, len,
-					      IBV_ACCESS_REMOTE_WRITE)) {
+		if (len && !xrxe_tpi_rkey_check(qp, r->w_rkey, r->w_va, len,
+						IBV_ACCESS_REMOTE_WRITE, false)) {
 			resp_fatal(qp, psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
 				   IBV_EVENT_QP_ACCESS_ERR);
 			return;
@@ -518,8 +518,8 @@ static void resp_write(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32
 	}
 	if (pl) {
 		/* checked again per packet: the region may have gone away */
-		mr = xrxe_tpi_mr_check(qp->tp, r->w_rkey, qp->pdn, r->w_va, pl,
-				       IBV_ACCESS_REMOTE_WRITE);
+		mr = xrxe_tpi_rkey_check(qp, r->w_rkey, r->w_va, pl, IBV_ACCESS_REMOTE_WRITE,
+					 false);
 		if (!mr) {
 			resp_fatal(qp, psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
 				   IBV_EVENT_QP_ACCESS_ERR);
@@ -581,7 +581,7 @@ static void resp_read(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_
 		return;
 	}
 	/* C9-88: a zero-length READ may carry any R_Key */
-	if (len && !xrxe_tpi_mr_check(qp->tp, rkey, qp->pdn, va, len, IBV_ACCESS_REMOTE_READ)) {
+	if (len && !xrxe_tpi_rkey_check(qp, rkey, va, len, IBV_ACCESS_REMOTE_READ, false)) {
 		resp_fatal(qp, psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
 			   IBV_EVENT_QP_ACCESS_ERR);
 		return;
@@ -624,8 +624,8 @@ static void resp_atomic(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint3
 			   IBV_EVENT_QP_REQ_ERR);
 		return;
 	}
-	mr = xrxe_tpi_mr_check(qp->tp, xrxe_atmeth_rkey(atm), qp->pdn, va, 8,
-			       IBV_ACCESS_REMOTE_ATOMIC);
+	mr = xrxe_tpi_rkey_check(qp, xrxe_atmeth_rkey(atm), va, 8, IBV_ACCESS_REMOTE_ATOMIC,
+				 false);
 	if (!mr) {
 		resp_fatal(qp, psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
 			   IBV_EVENT_QP_ACCESS_ERR);
@@ -669,6 +669,105 @@ static void resp_atomic(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint3
 	res->queued = false;
 	rsp_res(qp, res);
 	r->psn = xrxe_psn_add(psn, 1);
+}
+
+/* --- ATOMIC_WRITE and FLUSH (IBA 1.5 annex A19; ref/rxe.md §1.4) ----------
+ * Both take a responder resource and are answered, like rxe, with a
+ * zero-length RDMA READ response ONLY at the request's PSN: a READ resource
+ * of length 0 (send_read_one sends it without touching memory), which a
+ * duplicate replays without executing again. */
+
+static void resp_read0(struct xrxe_tp_qp *qp, struct tp_res *res, uint32_t psn, uint32_t rkey)
+{
+	struct tp_resp *r = &qp->resp;
+
+	r->msn = (r->msn + 1) & XRXE_MSN_MASK;
+	res->type = TP_RES_READ;
+	res->first_psn = res->last_psn = res->cur_psn = psn;
+	res->va = res->cur_va = 0;
+	res->rkey = rkey;
+	res->len = res->cur_left = 0;
+	res->cur_first = true;
+	res->msn = r->msn;
+	rsp_res(qp, res);
+	r->psn = xrxe_psn_add(psn, 1);
+}
+
+/* ATOMIC_WRITE: 8 bytes placed as one aligned 64-bit store, so a reader on
+ * the responder sees the old or the new value, never a mix. The rights are
+ * rxe's: remote write on the QP (checked by the caller) and on the region. */
+static void resp_atomic_write(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
+{
+	const struct xrxe_reth *reth = xrxe_pkt_hdr(pkt, XRXE_HDR_RETH);
+	uint64_t va = xrxe_reth_va(reth), val;
+	uint32_t rkey = xrxe_reth_rkey(reth);
+	struct tp_res *res;
+	struct tp_mr *mr;
+	uint8_t *host;
+
+	/* the parser enforces the 8-byte payload (XRXE_PAYLOAD_8); an
+	 * unaligned target is an invalid request, as for atomics */
+	if (pkt->payload_len != 8 || (va & 7)) {
+		resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
+			   IBV_EVENT_QP_REQ_ERR);
+		return;
+	}
+	mr = xrxe_tpi_rkey_check(qp, rkey, va, 8, IBV_ACCESS_REMOTE_WRITE, false);
+	if (!mr) {
+		resp_fatal(qp, psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
+			   IBV_EVENT_QP_ACCESS_ERR);
+		return;
+	}
+	res = res_alloc(qp);
+	if (!res)
+		return; /* the requester's retry finds room */
+	xrxe_pkt_copy_payload(pkt, 0, &val, 8); /* the bytes as sent, no swap */
+	host = xrxe_tpi_mr_host(mr, va);
+	if (((uintptr_t)host & 7) == 0)
+		__atomic_store_n((uint64_t *)(void *)host, val, __ATOMIC_SEQ_CST);
+	else
+		memcpy(host, &val, 8);
+	resp_read0(qp, res, psn, rkey);
+}
+
+/* FLUSH: placement type (FETH PLT) global visibility and/or persistence,
+ * selectivity (FETH SEL) the RETH range or the whole region. The QP must
+ * enable each requested type (else invalid request) and the region must grant
+ * it (else remote access error), as rxe checks them. Everything this
+ * responder placed before is already in the application's memory (one copy,
+ * no cache of ours); a full fence orders it before the response. Regions
+ * never carry the persistence right (mr.c): there is no persistence domain. */
+static void resp_flush(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
+{
+	const struct xrxe_feth *feth = xrxe_pkt_hdr(pkt, XRXE_HDR_FETH);
+	const struct xrxe_reth *reth = xrxe_pkt_hdr(pkt, XRXE_HDR_RETH);
+	uint8_t plt = xrxe_feth_plt(feth), sel = xrxe_feth_sel(feth);
+	uint32_t qpa = qp->attr.qp_access_flags, need = 0, rkey = xrxe_reth_rkey(reth);
+	struct tp_res *res;
+
+	if (plt & XRXE_FLUSH_GLOBAL)
+		need |= XRXE_ACCESS_FLUSH_GLOBAL;
+	if (plt & XRXE_FLUSH_PERSISTENT)
+		need |= XRXE_ACCESS_FLUSH_PERSISTENT;
+	/* reserved placement bits, no type at all, a reserved selectivity,
+	 * or a type the QP does not enable: invalid request */
+	if (!need || (plt & ~(XRXE_FLUSH_GLOBAL | XRXE_FLUSH_PERSISTENT)) ||
+	    (sel != XRXE_FLUSH_RANGE && sel != XRXE_FLUSH_MR) || (need & ~qpa)) {
+		resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
+			   IBV_EVENT_QP_REQ_ERR);
+		return;
+	}
+	if (!xrxe_tpi_rkey_check(qp, rkey, xrxe_reth_va(reth), xrxe_reth_len(reth), need,
+				 sel == XRXE_FLUSH_MR)) {
+		resp_fatal(qp, psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
+			   IBV_EVENT_QP_ACCESS_ERR);
+		return;
+	}
+	res = res_alloc(qp);
+	if (!res)
+		return;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	resp_read0(qp, res, psn, rkey);
 }
 
 /* --- duplicates (ref/rxe.md §2.6) ------------------------------------------ */
@@ -715,6 +814,22 @@ static void resp_duplicate(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, ui
 			/* replay the cached result, do not execute again */
 			if (res->type == TP_RES_ATOMIC && res->first_psn == psn) {
 				if (!rspq_full(r))
+					rsp_res(qp, res);
+				return;
+			}
+		}
+		return;
+	}
+	if (pkt->op->flags & (XRXE_OPF_ATOMIC_WRITE | XRXE_OPF_FLUSH)) {
+		/* replay the empty READ response, do not execute again */
+		for (i = 0; i < r->nres; i++) {
+			struct tp_res *res = &r->res[i];
+
+			if (res->type == TP_RES_READ && res->len == 0 && res->first_psn == psn) {
+				res->cur_psn = psn;
+				res->cur_left = 0;
+				res->cur_first = true;
+				if (!res->queued && !rspq_full(r))
 					rsp_res(qp, res);
 				return;
 			}
@@ -854,10 +969,13 @@ void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 	}
 	/* The operation must be enabled on the QP (IBA 10.2.x, QP access
 	 * flags), and READ/atomic need responder resources (§2.3). */
-	if (((fl & XRXE_OPF_WRITE) && !(access & IBV_ACCESS_REMOTE_WRITE)) ||
+	/* ATOMIC_WRITE needs remote write, as rxe; FLUSH types are checked in
+	 * resp_flush. Both hold a responder resource like READ/atomics. */
+	if (((fl & (XRXE_OPF_WRITE | XRXE_OPF_ATOMIC_WRITE)) && !(access & IBV_ACCESS_REMOTE_WRITE)) ||
 	    ((fl & XRXE_OPF_READ) && !(access & IBV_ACCESS_REMOTE_READ)) ||
 	    ((fl & XRXE_OPF_ATOMIC) && !(access & IBV_ACCESS_REMOTE_ATOMIC)) ||
-	    ((fl & (XRXE_OPF_READ | XRXE_OPF_ATOMIC)) && qp->attr.max_dest_rd_atomic == 0)) {
+	    ((fl & (XRXE_OPF_READ | XRXE_OPF_ATOMIC | XRXE_OPF_ATOMIC_WRITE | XRXE_OPF_FLUSH)) &&
+	     qp->attr.max_dest_rd_atomic == 0)) {
 		resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
 			   IBV_EVENT_QP_REQ_ERR);
 		goto out;
@@ -886,8 +1004,10 @@ void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 		resp_read(qp, pkt, psn);
 	else if (fl & XRXE_OPF_ATOMIC)
 		resp_atomic(qp, pkt, psn);
-	/* FLUSH and ATOMIC_WRITE are not implemented (no device capability
-	 * advertised): an invalid request. */
+	else if (fl & XRXE_OPF_ATOMIC_WRITE)
+		resp_atomic_write(qp, pkt, psn);
+	else if (fl & XRXE_OPF_FLUSH)
+		resp_flush(qp, pkt, psn);
 	else
 		resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
 			   IBV_EVENT_QP_REQ_ERR);

@@ -41,9 +41,14 @@ int xrxe_tp_create(const struct xrxe_tp_config *cfg, struct xrxe_tp **out)
 	tp->nahs = cfg->max_qp + 256;
 	tp->qpt = calloc(cfg->max_qp, sizeof(*tp->qpt));
 	tp->mrs = calloc((size_t)cfg->max_mr + 1, sizeof(*tp->mrs));
+	/* As many windows as regions (rxe splits its key space the same
+	 * way), within the 24-bit key index. */
+	tp->mw_base = cfg->max_mr + 1;
+	tp->nmws = cfg->max_mr < (1u << 24) - tp->mw_base ? cfg->max_mr : (1u << 24) - tp->mw_base;
+	tp->mws = calloc(tp->nmws ? tp->nmws : 1, sizeof(*tp->mws));
 	tp->pds = calloc(tp->npds, sizeof(*tp->pds));
 	tp->ahs = calloc(tp->nahs, sizeof(*tp->ahs));
-	if (!tp->qpt || !tp->mrs || !tp->pds || !tp->ahs) {
+	if (!tp->qpt || !tp->mrs || !tp->mws || !tp->pds || !tp->ahs) {
 		xrxe_tp_destroy(tp);
 		return -ENOMEM;
 	}
@@ -72,6 +77,7 @@ void xrxe_tp_destroy(struct xrxe_tp *tp)
 	}
 	free(tp->qpt);
 	free(tp->mrs);
+	free(tp->mws);
 	free(tp->pds);
 	free(tp->ahs);
 	free(tp);

@@ -67,6 +67,23 @@ struct tp_mr {
 	uint8_t *host;
 	uint64_t iova;
 	uint64_t length;
+	uint32_t nmw; /* memory windows bound to it (IBA 10.6.7.2.x: dereg/rereg/invalidate refused) */
+};
+
+/* Memory windows (IBA 10.6.7, mw.c). Their R_Keys share the MR key format,
+ * index << 8 | key byte, with indices above the MRs' (tp->mw_base + i), so a
+ * key names either an MR or a window, never both. A window is only ever an
+ * R_Key: local accesses (lkeys) never resolve to one. */
+struct tp_mw {
+	bool used;
+	bool bound;      /* bound and not invalidated: remote access possible */
+	uint8_t type;    /* IBV_MW_TYPE_1 / IBV_MW_TYPE_2 */
+	uint32_t rkey;   /* current R_Key */
+	uint32_t pdn;
+	uint32_t mr_idx; /* bound MR (index into tp->mrs), 0 when unbound */
+	uint32_t qpn;    /* type 2: the QP it was bound through (only it may use it) */
+	uint32_t access; /* IBV_ACCESS_REMOTE_* granted through the window */
+	uint64_t addr, length;
 };
 
 struct tp_ah {
@@ -127,6 +144,8 @@ struct tp_swqe {
 	uint8_t status;          /* TP_WQE_BAD: the completion status */
 	bool rd_atomic;          /* READ or atomic: holds an rd_atomic slot while ACTIVE */
 	bool is_read, is_atomic;
+	bool is_local;           /* BIND_MW / LOCAL_INV: executed here, no packet */
+	bool rsp_read0;          /* ATOMIC_WRITE / FLUSH: answered by an empty READ response */
 	uint32_t length;         /* message bytes */
 	uint32_t npkts;          /* PSNs it occupies (>= 1) */
 	uint32_t first_psn, last_psn;
@@ -291,6 +310,8 @@ struct xrxe_tp {
 
 	struct tp_mr *mrs; /* index 1..max_mr */
 	uint32_t mr_next;
+	struct tp_mw *mws; /* key index mw_base + i, i < nmws */
+	uint32_t mw_base, nmws;
 	struct tp_pd *pds;
 	uint32_t npds;
 	struct tp_ah *ahs;
@@ -327,6 +348,22 @@ static inline uint8_t *xrxe_tpi_mr_host(const struct tp_mr *mr, uint64_t va)
 }
 /* Invalidate the MR named by rkey (IBA 10.6.5, SEND with Invalidate). */
 int xrxe_tpi_mr_invalidate(struct xrxe_tp *tp, uint32_t rkey, uint32_t pdn);
+struct tp_mr *xrxe_tpi_mr_by_key(struct xrxe_tp *tp, uint32_t key);
+
+/* mw.c: memory windows.
+ * The region a remote request may touch through rkey, an MR's or a window's
+ * (IBA 10.6.7.3: a window's R_Key, bounds and rights are checked, then the
+ * MR's validity). whole: FLUSH with MR selectivity, no range check. access:
+ * IBV_ACCESS_REMOTE_* and XRXE_ACCESS_FLUSH_* bits. NULL: no access. */
+struct tp_mr *xrxe_tpi_rkey_check(struct xrxe_tp_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
+				  uint32_t access, bool whole);
+/* Invalidate an MR or a type 2 window (SEND_WITH_INV at the responder,
+ * LOCAL_INV at the requester): 0 or -EINVAL. */
+int xrxe_tpi_invalidate(struct xrxe_tp_qp *qp, uint32_t rkey);
+/* Execute a BIND_MW WQE (IBA 10.6.7.2): 0 or -EINVAL (IBV_WC_MW_BIND_ERR). */
+int xrxe_tpi_mw_bind(struct xrxe_tp_qp *qp, const struct xrxe_send_wqe *wr);
+/* A QP goes away: type 2 windows bound through it lose their binding. */
+void xrxe_tpi_mw_qp_gone(struct xrxe_tp_qp *qp);
 const struct tp_ah *xrxe_tpi_ah_get(const struct xrxe_tp *tp, uint32_t handle, uint32_t pdn);
 
 /* Walk [off, off + len) of an SGE list: fn gets each contiguous host piece.

@@ -122,7 +122,22 @@ int xrxe_tp_pd_free(struct xrxe_tp *tp, uint32_t pdn);
  * directly. iova: the address the application and remote peers use. */
 int xrxe_tp_mr_reg(struct xrxe_tp *tp, uint32_t pdn, void *host, uint64_t iova, uint64_t length,
 		   uint32_t access, uint32_t *lkey, uint32_t *rkey);
+/* -EBUSY while memory windows are bound to it (IBA 10.6.7.2.x). */
 int xrxe_tp_mr_dereg(struct xrxe_tp *tp, uint32_t lkey);
+/* ibv_rereg_mr: flags enum ibv_rereg_mr_flags; only the named parts change
+ * (CHANGE_TRANSLATION: host, iova, length; CHANGE_PD: pdn; CHANGE_ACCESS:
+ * access). Keys stay; the region becomes valid again (an invalidated region
+ * may be reregistered). -EINVAL (bad key or arguments), -EBUSY (windows
+ * bound), -EOPNOTSUPP (flags unknown). Nothing changes on error. */
+int xrxe_tp_mr_rereg(struct xrxe_tp *tp, uint32_t lkey, uint32_t flags, uint32_t pdn, void *host,
+		     uint64_t iova, uint64_t length, uint32_t access);
+
+/* Memory windows (IBA 10.6.7): type IBV_MW_TYPE_1 or IBV_MW_TYPE_2. handle
+ * names the window for dealloc; rkey is its first R_Key (unbound). Windows
+ * are bound through a send queue (IBV_WR_BIND_MW); dealloc unbinds. */
+int xrxe_tp_mw_alloc(struct xrxe_tp *tp, uint32_t pdn, uint32_t type, uint32_t *handle,
+		     uint32_t *rkey);
+int xrxe_tp_mw_dealloc(struct xrxe_tp *tp, uint32_t handle);
 
 int xrxe_tp_ah_create(struct xrxe_tp *tp, uint32_t pdn, const struct xrxe_av *av,
 		      uint32_t *handle);
@@ -272,7 +287,7 @@ struct xrxe_tp_stats {
 		rx_drop_bad_opcode, rx_drop_bad_av;
 	uint64_t rx_drop_no_mcast; /* multicast to a group no QP is attached to */
 	uint64_t tx_no_buffer; /* tx_reserve said -ENOBUFS */
-	uint32_t qps, cqs, mrs, pds, ahs, srqs, mcast_grps;
+	uint32_t qps, cqs, mrs, pds, ahs, srqs, mcast_grps, mws;
 	/* congestion control */
 	uint64_t cnp_sent, cnp_rcvd;  /* CNPs built / CNPs handed to a QP's reaction point */
 	uint64_t ecn_ce_qp;           /* CE-marked packets delivered to a QP */

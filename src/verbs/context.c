@@ -269,12 +269,16 @@ static struct ibv_context *open_device(struct ibv_device *device)
 	c->ops.post_send = xrxe_post_send;
 	c->ops.post_recv = xrxe_post_recv;
 	c->ops.post_srq_recv = xrxe_post_srq_recv;
+	c->ops.alloc_mw = xrxe_alloc_mw;
+	c->ops.dealloc_mw = xrxe_dealloc_mw;
+	c->ops.bind_mw = xrxe_bind_mw;
 	/* Every extended op is present (sz covers them all); the NULL ones make
 	 * verbs.h's inlines answer EOPNOTSUPP themselves. */
 	c->abi_compat = (void *)UINTPTR_MAX;
 	ctx->vctx.sz = sizeof(ctx->vctx);
 	ctx->vctx.query_port = xrxe_query_port_op;
 	ctx->vctx.query_device_ex = xrxe_query_device_ex_op;
+	ctx->vctx.query_rt_values = xrxe_query_rt_values_op;
 	ctx->vctx.create_cq_ex = xrxe_create_cq_ex_op;
 	ctx->vctx.create_qp_ex = xrxe_create_qp_ex_op;
 	return c;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define XRXE_WC_FLAGS_SUPPORTED                                                            \
@@ -179,7 +180,20 @@ CQX_READ(slid, uint32_t, e->wc.slid)
 CQX_READ(sl, uint8_t, e->wc.sl)
 CQX_READ(dlid_path_bits, uint8_t, e->wc.dlid_path_bits)
 CQX_READ(completion_ts, uint64_t, e->timestamp_ns)
-CQX_READ(completion_wallclock_ns, uint64_t, e->timestamp_ns)
+
+/* The CQE carries the daemon's CLOCK_MONOTONIC (the "HCA clock" of
+ * query_device_ex, 1 GHz); wall-clock time is the same instant on
+ * CLOCK_REALTIME, both clocks being the host's. */
+static uint64_t cqx_read_completion_wallclock_ns(struct ibv_cq_ex *c)
+{
+	const struct xrxe_cqe *e = cqx_to_xcq(c)->cur;
+	struct timespec rt, mono;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return e->timestamp_ns + ((uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec) -
+	       ((uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec);
+}
 
 static uint16_t cqx_read_cvlan(struct ibv_cq_ex *c)
 {

@@ -18,7 +18,31 @@
  * by definition. */
 #define XRXE_ACCESS_SUPPORTED                                                         \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |      \
-	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)
+	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |           \
+	 XRXE_ACCESS_FLUSH_GLOBAL | XRXE_ACCESS_FLUSH_PERSISTENT)
+
+/* Access as the daemon takes it; -errno (0 when fine). ODP and HUGETLB are
+ * EOPNOTSUPP (no on-demand paging: the pages move into the memfd at
+ * registration). FLUSH to persistence is accepted here and refused by the
+ * daemon with EINVAL (no persistence domain), as rxe does on non-pmem memory. */
+static int check_access(unsigned int *access)
+{
+	*access &= ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE;
+	if (*access & ~(unsigned int)XRXE_ACCESS_SUPPORTED)
+		return -EOPNOTSUPP;
+	/* IBA o10-36.2.1: remote write or atomic access requires local write. */
+	if ((*access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(*access & IBV_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
+/* IBV_ACCESS_ZERO_BASED: remote peers address the region from 0 (the iova
+ * of the registration is 0), the application keeps its virtual addresses. */
+static uint64_t reg_iova(unsigned int access, uint64_t iova)
+{
+	return (access & IBV_ACCESS_ZERO_BASED) ? 0 : iova;
+}
 
 struct ibv_mr *xrxe_reg_mr_common(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 				  unsigned int access)
@@ -29,13 +53,9 @@ struct ibv_mr *xrxe_reg_mr_common(struct ibv_pd *pd, void *addr, size_t length, 
 	struct xrxe_mr *mr;
 	int ret;
 
-	access &= ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE;
-	if (access & ~(unsigned int)XRXE_ACCESS_SUPPORTED)
-		return xrxe_null_errno(EOPNOTSUPP); /* ODP, zero-based, hugetlb hints, ... */
-	/* IBA o10-36.2.1: remote write or atomic access requires local write. */
-	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IBV_ACCESS_LOCAL_WRITE))
-		return xrxe_null_errno(EINVAL);
+	ret = check_access(&access);
+	if (ret)
+		return xrxe_null_errno(-ret);
 	if (length == 0)
 		return xrxe_null_errno(EINVAL);
 
@@ -52,7 +72,7 @@ struct ibv_mr *xrxe_reg_mr_common(struct ibv_pd *pd, void *addr, size_t length, 
 	req.access = access;
 	req.addr = (uintptr_t)addr;
 	req.length = length;
-	req.iova = iova;
+	req.iova = reg_iova(access, iova);
 	ret = xrxe_conn_call(&ctx->conn, XRXE_CTRL_REG_MR, &req, sizeof(req), NULL, 0, &rep,
 			     sizeof(rep), NULL, NULL);
 	if (ret) {
@@ -69,6 +89,7 @@ struct ibv_mr *xrxe_reg_mr_common(struct ibv_pd *pd, void *addr, size_t length, 
 	mr->mr.rkey = rep.rkey;
 	mr->remap_addr = addr;
 	mr->remap_len = length;
+	mr->iova = req.iova;
 	return &mr->mr;
 }
 
@@ -102,12 +123,81 @@ int ibv_dereg_mr(struct ibv_mr *ibmr)
 	return 0;
 }
 
-/* Changing a registration in place is not offered (pyverbs is the only
- * importer); rdma-core's code for "the command failed". */
-int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+/* ibv_rereg_mr with libibverbs' own argument checks and return codes
+ * (IBV_REREG_MR_ERR_INPUT for bad arguments, _DONT_FORK_NEW when the new
+ * range cannot be taken over, _CMD when the daemon refuses, _DO_FORK_OLD when
+ * the old range cannot be given back), errno set on every failure. The new
+ * range is moved into the memfd before the daemon maps it; the old one goes
+ * back to private memory only after the daemon let go of it. Keys stay. */
+int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, size_t length,
 		 int access)
 {
-	(void)mr, (void)flags, (void)pd, (void)addr, (void)length, (void)access;
-	errno = EOPNOTSUPP;
-	return IBV_REREG_MR_ERR_CMD;
+	struct xrxe_mr *mr = xrxe_container_of(ibmr, struct xrxe_mr, mr);
+	struct xrxe_context *ctx = to_xctx(ibmr->context);
+	bool trans = flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+	struct xrxe_ctrl_rereg_mr req;
+	struct xrxe_ctrl_reg_mr_reply rep;
+	unsigned int acc = (unsigned int)access;
+	int ret;
+
+	if (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED || (trans && (!length || !addr)) ||
+	    (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS)) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->context != ibmr->context))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (!flags) { /* the kernel answers EINVAL for "change nothing" */
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS) {
+		ret = check_access(&acc);
+		if (ret) {
+			errno = -ret;
+			return IBV_REREG_MR_ERR_CMD;
+		}
+	}
+	if (trans) {
+		ret = xrxe_remap_acquire(addr, length);
+		if (ret) {
+			errno = -ret;
+			return IBV_REREG_MR_ERR_DONT_FORK_NEW;
+		}
+	}
+	memset(&req, 0, sizeof(req));
+	req.handle = ibmr->handle;
+	req.flags = (uint32_t)flags;
+	req.pd = (flags & IBV_REREG_MR_CHANGE_PD) ? pd->handle : 0;
+	req.access = acc;
+	req.addr = (uintptr_t)addr;
+	req.length = length;
+	req.iova = reg_iova(acc, (uintptr_t)addr);
+	ret = xrxe_conn_call(&ctx->conn, XRXE_CTRL_REREG_MR, &req, sizeof(req), NULL, 0, &rep,
+			     sizeof(rep), NULL, NULL);
+	if (ret) {
+		if (trans)
+			xrxe_remap_release(addr, length);
+		errno = -ret;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	ibmr->lkey = rep.lkey;
+	ibmr->rkey = rep.rkey;
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		ibmr->pd = pd;
+	if (trans) {
+		void *old = mr->remap_addr;
+		size_t old_len = mr->remap_len;
+
+		ibmr->addr = addr;
+		ibmr->length = length;
+		mr->remap_addr = addr;
+		mr->remap_len = length;
+		mr->iova = req.iova;
+		ret = xrxe_remap_release(old, old_len);
+		if (ret) {
+			errno = -ret;
+			return IBV_REREG_MR_ERR_DO_FORK_OLD;
+		}
+	}
+	return 0;
 }

@@ -21,9 +21,12 @@
 #define XRXE_SEND_OPS_SUPPORTED                                                            \
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND | \
 	 IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |                             \
-	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |             \
+	 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV |    \
+	 IBV_QP_EX_WITH_ATOMIC_WRITE | XRXE_QP_EX_WITH_FLUSH)
 
 #define WQE_HDR sizeof(struct xrxe_send_wqe)
+#define XRXE_MAX_MSG_LEN (1u << 31) /* port max_msg_sz */
 
 static inline struct xrxe_qp *qpx_to_xqp(struct ibv_qp_ex *q)
 {
@@ -47,10 +50,45 @@ static int check_opcode(enum ibv_qp_type type, unsigned int op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_SEND_WITH_INV: /* the transport has its wire opcodes on RC only */
+	case IBV_WR_ATOMIC_WRITE:
+	case XRXE_WR_FLUSH:
 		return type == IBV_QPT_RC ? 0 : EINVAL;
+	case IBV_WR_BIND_MW:
+	case IBV_WR_LOCAL_INV:
+		/* local operations: RC and UC, as rdma-core's rxe provider */
+		return type == IBV_QPT_RC || type == IBV_QPT_UC ? 0 : EINVAL;
 	default:
 		return EINVAL;
 	}
+}
+
+/* Operations without local data: SGE and inline setters leave them alone. */
+static bool no_local_data(unsigned int op)
+{
+	return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV || op == IBV_WR_ATOMIC_WRITE ||
+	       op == XRXE_WR_FLUSH;
+}
+
+/* The WQE of a BIND_MW (abi.h wr.bind). rdma-core's rxe provider refuses
+ * zero-based windows; the rest of IBA 10.6.7.2 is checked by the transport
+ * (IBV_WC_MW_BIND_ERR). */
+static int fill_bind(struct xrxe_send_wqe *w, struct ibv_mw *mw, uint32_t rkey,
+		     const struct ibv_mw_bind_info *info)
+{
+	if (!mw || !info || (info->mw_access_flags & IBV_ACCESS_ZERO_BASED))
+		return EINVAL;
+	w->wr.bind.mw_rkey = mw->rkey;
+	w->wr.bind.new_rkey = rkey;
+	w->wr.bind.mr_lkey = info->mr ? info->mr->lkey : 0;
+	w->wr.bind.addr = info->addr;
+	w->wr.bind.length = info->length;
+	w->wr.bind.access = info->mw_access_flags;
+	/* As ibv_bind_mw does for type 1: mw->rkey names the window's R_Key
+	 * from now on (the WQE carries the old one, so binds posted back to
+	 * back chain correctly). */
+	mw->rkey = rkey;
+	return 0;
 }
 
 static bool is_atomic(unsigned int op)
@@ -100,7 +138,20 @@ static int build_wqe(struct xrxe_qp *qp, const struct ibv_send_wr *wr, struct xr
 	w->send_flags = wr->send_flags;
 	w->ex = wr->imm_data; /* also invalidate_rkey: same union */
 
-	switch (wr->opcode) {
+	switch ((unsigned int)wr->opcode) {
+	case IBV_WR_ATOMIC_WRITE:
+	case XRXE_WR_FLUSH:
+		/* no ibv_send_wr fields for them: ibv_wr_* only, as rxe */
+		return EINVAL;
+	case IBV_WR_BIND_MW:
+		ret = fill_bind(w, wr->bind_mw.mw, wr->bind_mw.rkey, &wr->bind_mw.bind_info);
+		if (ret)
+			return ret;
+		w->send_flags &= ~(uint32_t)IBV_SEND_INLINE;
+		return 0; /* no SGEs */
+	case IBV_WR_LOCAL_INV:
+		w->send_flags &= ~(uint32_t)IBV_SEND_INLINE;
+		return 0; /* ex = invalidate_rkey; no SGEs */
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_RDMA_READ:
@@ -410,7 +461,7 @@ static void wr_set_sge_list(struct ibv_qp_ex *qx, size_t num_sge, const struct i
 	struct xrxe_qp *qp = qpx_to_xqp(qx);
 	struct xrxe_send_wqe *w = qp->wr_cur;
 
-	if (!w)
+	if (!w || no_local_data(w->opcode))
 		return;
 	if (num_sge > qp->sq.max_sge ||
 	    WQE_HDR + num_sge * sizeof(struct xrxe_sge) > elem_size(&qp->sq) ||
@@ -437,7 +488,7 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qx, size_t n, const struct
 	struct xrxe_send_wqe *w = qp->wr_cur;
 	size_t total = 0;
 
-	if (!w)
+	if (!w || no_local_data(w->opcode))
 		return;
 	for (size_t i = 0; i < n; i++)
 		total += b[i].length;
@@ -505,14 +556,27 @@ static void wr_unsupported(struct ibv_qp_ex *qx)
 static void wr_bind_mw(struct ibv_qp_ex *qx, struct ibv_mw *mw, uint32_t rkey,
 		       const struct ibv_mw_bind_info *info)
 {
-	(void)mw, (void)rkey, (void)info;
-	wr_unsupported(qx);
+	struct xrxe_send_wqe *w = wr_next(qx, IBV_WR_BIND_MW);
+	struct xrxe_qp *qp = qpx_to_xqp(qx);
+
+	if (w && fill_bind(w, mw, rkey, info))
+		qp->wr_err = EINVAL;
 }
 
 static void wr_local_inv(struct ibv_qp_ex *qx, uint32_t rkey)
 {
-	(void)rkey;
-	wr_unsupported(qx);
+	struct xrxe_send_wqe *w = wr_next(qx, IBV_WR_LOCAL_INV);
+
+	if (w)
+		w->ex = rkey;
+}
+
+static void wr_send_inv(struct ibv_qp_ex *qx, uint32_t rkey)
+{
+	struct xrxe_send_wqe *w = wr_next(qx, IBV_WR_SEND_WITH_INV);
+
+	if (w)
+		w->ex = rkey;
 }
 
 static void wr_send_tso(struct ibv_qp_ex *qx, void *hdr, uint16_t hdr_sz, uint16_t mss)
@@ -527,10 +591,52 @@ static void wr_set_xrc_srqn(struct ibv_qp_ex *qx, uint32_t srqn)
 	wr_unsupported(qx);
 }
 
+/* ATOMIC_WRITE: the 8 bytes at v travel inline in the WQE (captured now, as
+ * the caller may reuse the buffer); the target must be 8-byte aligned. */
 static void wr_atomic_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr, const void *v)
 {
-	(void)rkey, (void)addr, (void)v;
-	wr_unsupported(qx);
+	struct xrxe_qp *qp = qpx_to_xqp(qx);
+	struct xrxe_send_wqe *w;
+
+	if ((addr & 7) || !v) {
+		qp->wr_cur = NULL;
+		if (!qp->wr_err)
+			qp->wr_err = EINVAL;
+		return;
+	}
+	w = wr_next(qx, IBV_WR_ATOMIC_WRITE);
+	if (!w)
+		return;
+	w->wr.rdma.remote_addr = addr;
+	w->wr.rdma.rkey = rkey;
+	memcpy(w->inline_data, v, 8);
+	w->inline_len = 8;
+	w->num_sge = 0;
+	w->send_flags |= IBV_SEND_INLINE;
+}
+
+/* ibv_wr_flush (rdma-core >= 45): placement type and selectivity go to the
+ * responder as they are; it answers invalid request for bad ones. */
+static void wr_flush(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr, size_t len, uint8_t type,
+		     uint8_t level)
+{
+	struct xrxe_qp *qp = qpx_to_xqp(qx);
+	struct xrxe_send_wqe *w;
+
+	if (len > XRXE_MAX_MSG_LEN) {
+		qp->wr_cur = NULL;
+		if (!qp->wr_err)
+			qp->wr_err = EINVAL;
+		return;
+	}
+	w = wr_next(qx, XRXE_WR_FLUSH);
+	if (!w)
+		return;
+	w->wr.flush.remote_addr = addr;
+	w->wr.flush.rkey = rkey;
+	w->wr.flush.length = (uint32_t)len;
+	w->wr.flush.type = type;
+	w->wr.flush.level = level;
 }
 
 static void install_wr_ops(struct ibv_qp_ex *qx)
@@ -544,7 +650,7 @@ static void install_wr_ops(struct ibv_qp_ex *qx)
 	qx->wr_rdma_write_imm = wr_rdma_write_imm;
 	qx->wr_send = wr_send;
 	qx->wr_send_imm = wr_send_imm;
-	qx->wr_send_inv = wr_local_inv; /* same signature, same answer */
+	qx->wr_send_inv = wr_send_inv;
 	qx->wr_send_tso = wr_send_tso;
 	qx->wr_set_ud_addr = wr_set_ud_addr;
 	qx->wr_set_xrc_srqn = wr_set_xrc_srqn;
@@ -556,6 +662,7 @@ static void install_wr_ops(struct ibv_qp_ex *qx)
 	qx->wr_complete = wr_complete;
 	qx->wr_abort = wr_abort;
 	qx->wr_atomic_write = wr_atomic_write;
+	qpx_to_xqp(qx)->wr_flush = wr_flush;
 }
 
 /* --- create / modify / query / destroy ---------------------------------------------- */

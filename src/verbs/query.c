@@ -14,6 +14,7 @@
 #include <endian.h>
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #define XRXE_PORT 1 /* one port per device */
 
@@ -72,15 +73,33 @@ int xrxe_query_device_ex_op(struct ibv_context *context, const struct ibv_query_
 		return EIO;
 	memset(&ex, 0, sizeof(ex));
 	ex.orig_attr = s.dev_attr;
-	ex.device_cap_flags_ex = s.dev_attr.device_cap_flags;
-	/* Completion timestamps are the daemon's CLOCK_REALTIME in ns
-	 * (xrxe_cqe.timestamp_ns): a 1 GHz "HCA clock" that never wraps. */
+	/* The 64-bit flags add what the 32-bit ones cannot say (the values
+	 * of rdma-core >= 45, abi.h): ATOMIC_WRITE and global-visibility
+	 * FLUSH (no persistence domain: mr.c of the transport). */
+	ex.device_cap_flags_ex = (uint32_t)s.dev_attr.device_cap_flags | XRXE_DEVICE_ATOMIC_WRITE |
+				 XRXE_DEVICE_FLUSH_GLOBAL;
+	/* Completion timestamps are the daemon's CLOCK_MONOTONIC in ns
+	 * (xrxe_cqe.timestamp_ns): a 1 GHz "HCA clock" that never wraps;
+	 * the wall-clock reader converts (cq.c). */
 	ex.completion_timestamp_mask = UINT64_MAX;
 	ex.hca_core_clock = 1000000; /* kHz */
 	ex.phys_port_cnt_ex = s.dev_attr.phys_port_cnt;
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
 	if (attr_size > sizeof(ex))
 		memset((char *)attr + sizeof(ex), 0, attr_size - sizeof(ex));
+	return 0;
+}
+
+/* verbs_context.query_rt_values (ibv_query_rt_values_ex): the "HCA clock" of
+ * the completion timestamps, i.e. CLOCK_MONOTONIC (query_device_ex says
+ * 1 GHz), so applications can relate ibv_wc_read_completion_ts to now. */
+int xrxe_query_rt_values_op(struct ibv_context *context, struct ibv_values_ex *values)
+{
+	(void)context;
+	if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK)
+		return EINVAL;
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK)
+		clock_gettime(CLOCK_MONOTONIC, &values->raw_clock);
 	return 0;
 }
 

@@ -159,6 +159,7 @@ struct xrxe_page_snapshot {
 int xrxe_page_read(const struct xrxe_context *ctx, struct xrxe_page_snapshot *s);
 int xrxe_query_port_op(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
 		       size_t attr_len);
+int xrxe_query_rt_values_op(struct ibv_context *context, struct ibv_values_ex *values);
 int xrxe_query_device_ex_op(struct ibv_context *context, const struct ibv_query_device_ex_input *in,
 			    struct ibv_device_attr_ex *attr, size_t attr_size);
 /* Index of gid in the port's table, or -1. */
@@ -198,6 +199,7 @@ struct xrxe_mr {
 	struct ibv_mr mr;
 	void *remap_addr; /* what mr_remap acquired */
 	size_t remap_len;
+	uint64_t iova;    /* the address remote peers use */
 };
 
 struct xrxe_channel {
@@ -225,8 +227,15 @@ static inline struct xrxe_cq *to_xcq(struct ibv_cq *cq)
 	return (struct xrxe_cq *)(void *)cq;
 }
 
+/* rdma-core >= 45 appends wr_flush to struct ibv_qp_ex (after
+ * wr_atomic_write); rdma-core 44's header, which the shim is built against,
+ * ends before it. Programs built against a newer header find it here. */
+typedef void (*xrxe_wr_flush_fn)(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr,
+				 size_t len, uint8_t type, uint8_t level);
+
 struct xrxe_qp {
 	struct ibv_qp_ex qpx; /* first: qp_base is what the application holds */
+	xrxe_wr_flush_fn wr_flush; /* must follow qpx directly (see above) */
 	struct xrxe_obj obj;
 	struct xrxe_wq sq, rq;
 	bool has_rq;
@@ -240,6 +249,8 @@ struct xrxe_qp {
 	int wr_err;
 };
 
+_Static_assert(offsetof(struct xrxe_qp, wr_flush) == sizeof(struct ibv_qp_ex),
+	       "wr_flush directly after struct ibv_qp_ex, as in rdma-core >= 45");
 static inline struct xrxe_qp *to_xqp(struct ibv_qp *qp)
 {
 	return (struct xrxe_qp *)(void *)qp;
@@ -261,6 +272,11 @@ static inline uint32_t xrxe_ah_num(const struct ibv_ah *ah)
 {
 	return xrxe_container_of(ah, struct xrxe_ah, ah)->ah_num;
 }
+
+/* memory windows (mw.c), installed in ibv_context_ops */
+struct ibv_mw *xrxe_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int xrxe_dealloc_mw(struct ibv_mw *mw);
+int xrxe_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind);
 
 /* ops installed by context.c */
 int xrxe_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);

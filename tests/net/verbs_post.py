@@ -188,9 +188,9 @@ wcs = poll(cq, 2, timeout=1.0)
 ok([w.wr_id for w in wcs] == [10], "only the WR before it was posted (%s)" %
    [w.wr_id for w in wcs])
 
-# UD-only fields and opcodes the QP type forbids
-ud_only = SendWR(wr_id=12, opcode=e.IBV_WR_SEND_WITH_INV, num_sge=1, sg=[SGE(A, 8, mr.lkey)])
-expect_err(lambda: qp.post_send(ud_only), errno.EINVAL, "an unsupported opcode is EINVAL")
+# Opcodes the transport does not implement (TSO: raw packet QPs only)
+tso = SendWR(wr_id=12, opcode=e.IBV_WR_TSO, num_sge=1, sg=[SGE(A, 8, mr.lkey)])
+expect_err(lambda: qp.post_send(tso), errno.EINVAL, "an unsupported opcode is EINVAL")
 
 # RESET empties the queues; the shim starts over from the daemon's indices.
 qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# pyverbs (python3-pyverbs, rdma-core's own bindings) against xrxe: one daemon
+# in a namespace, tests/net/pyverbs_loopback.py run through `xrxe run` with
+# two QPs of the one device talking through the daemon's loopback. Checks
+# queries, RC/UC/UD traffic, memory windows type 1 and 2, invalidation,
+# ATOMIC_WRITE, rereg and extended-CQ polling (see the .py for the list);
+# then tests/verbs/flush_loopback (ibv_wr_flush, which pyverbs 44 lacks).
+#
+#   tests/net/pyverbs.sh       (BUILD=build-san etc. to test another build)
+set -u
+XRXE_ROOT=${XRXE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+# shellcheck source=tests/lib/tap.sh
+source "$XRXE_ROOT/tests/lib/tap.sh"
+
+BUILD=${BUILD:-build}
+case $BUILD in /*) BDIR=$BUILD ;; *) BDIR=$XRXE_ROOT/$BUILD ;; esac
+XRXED=$BDIR/bin/xrxed
+XRXE=$BDIR/bin/xrxe
+PY=/usr/bin/python3 # pyverbs is only installed for Debian's interpreter
+
+if [ "$(id -u)" -ne 0 ]; then
+	tap_skip "pyverbs loopback" "needs root (namespaces)"
+	exit 0
+fi
+if [ ! -x "$XRXED" ] || [ ! -x "$XRXE" ]; then
+	tap_fail "xrxed and xrxe are built ($BDIR/bin; make)"
+	exit 1
+fi
+if [ ! -x "$PY" ] || ! "$PY" -c 'import pyverbs.device' 2>/dev/null; then
+	tap_skip "pyverbs loopback" "python3-pyverbs is not installed (scripts/deps.sh)"
+	exit 0
+fi
+# shellcheck source=tests/lib/netns.sh
+source "$XRXE_ROOT/tests/lib/netns.sh"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"; netns_cleanup' EXIT
+netns_reap_stale
+netns_pair 43 1500
+ns_bg "$NS_A" bash -c "exec '$XRXED' -m skb '$IF_A' >'$TMP/xrxed.log' 2>&1"
+for _ in $(seq 100); do
+	[ -S "/run/xrxe/$IF_A.sock" ] && break
+	sleep 0.1
+done
+if [ ! -S "/run/xrxe/$IF_A.sock" ]; then
+	tap_fail "xrxed started on $IF_A"
+	tap_diag "$(cat "$TMP/xrxed.log")"
+	exit 1
+fi
+# `xrxe run -- python3 ...` as a user would type it: python3 is Debian's.
+out=$(ns_exec "$NS_A" env PATH="/usr/bin:$PATH" timeout 120 \
+	"$XRXE" run -- python3 "$XRXE_ROOT/tests/net/pyverbs_loopback.py" "xrxe_$IF_A" 1 2>&1)
+rc=$?
+grep -E '^(ok|not ok) ' <<<"$out" | sed -E 's/^(ok|not ok) [0-9]+ - /\1 - /' |
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) tap_ok "${line#ok - }" ;;
+		*) tap_fail "${line#not ok - }" ;;
+		esac
+	done
+grep -E '^# ' <<<"$out" | while IFS= read -r line; do tap_diag "${line#\# }"; done
+if [ $rc -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
+	tap_fail "pyverbs_loopback.py exited with status $rc"
+	tap_diag "$(tail -20 <<<"$out")"
+	tap_diag "$(tail -20 "$TMP/xrxed.log")"
+fi
+# FLUSH: pyverbs 44 cannot express it (rdma-core >= 45 added ibv_wr_flush), so
+# a small libibverbs program does, on the same device.
+PROG=$BDIR/tests/verbs/flush_loopback
+if [ -x "$PROG" ]; then
+	out=$(ns_exec "$NS_A" timeout 60 "$XRXE" run -- "$PROG" "xrxe_$IF_A" 1 2>&1)
+	rc=$?
+	grep -E '^(ok|not ok) - ' <<<"$out"
+	if [ $rc -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
+		tap_fail "flush_loopback exited with status $rc"
+		tap_diag "$(tail -20 <<<"$out")"
+	fi
+else
+	tap_fail "$PROG is built (make)"
+fi
+exit 0
