@@ -207,15 +207,16 @@ ns_bg "$NS_A" "$CLIENT" setup "$IF_A" --peer-gid 10.79.0.9 --gid-index "$v4idx" 
 	>"$TMP/unreach.out" 2>&1
 UPID=$NETNS_LAST_PID
 sleep 0.2
-t0=$(date +%s%N)
+# "Served meanwhile" is an ordering, not a time: the stats request must be
+# answered while the unresolvable modify is still waiting for its neighbour.
 ns_exec "$NS_A" "$CLIENT" stats "$IF_A" >/dev/null 2>&1
-t1=$(date +%s%N)
+if kill -0 "$UPID" 2>/dev/null; then served=yes; else served=no; fi
 wait "$UPID"
-if grep -q "RTR: No route to host" "$TMP/unreach.out" && [ $(((t1 - t0) / 1000000)) -lt 300 ]; then
-	tap_ok "no ARP answer: modify to RTR fails with EHOSTUNREACH; others served meanwhile ($(((t1 - t0) / 1000000)) ms)"
+if grep -q "RTR: No route to host" "$TMP/unreach.out" && [ $served = yes ]; then
+	tap_ok "no ARP answer: modify to RTR fails with EHOSTUNREACH; others served meanwhile"
 else
 	tap_fail "no ARP answer: modify to RTR fails with EHOSTUNREACH; others served meanwhile"
-	tap_diag "$(cat "$TMP/unreach.out"); stats took $(((t1 - t0) / 1000000)) ms"
+	tap_diag "$(cat "$TMP/unreach.out"); stats answered while the modify waited: $served"
 fi
 
 # --- (d) hostile requests --------------------------------------------------------------
