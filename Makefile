@@ -55,6 +55,7 @@ DAEMON_MAIN := src/daemon/xrxed.c
 DAEMON_SRCS := $(filter-out $(DAEMON_MAIN),$(wildcard src/daemon/*.c))
 TRANSPORT_SRCS := $(wildcard src/transport/*.c)
 TOOL_SRCS := $(wildcard tools/*.c)
+IMPAIR_SRCS := $(wildcard tools/impair/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
@@ -67,7 +68,7 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 # Only the loader and the tools include the generated skeleton.
-$(call obj,$(DAEMON_SRCS) $(DAEMON_MAIN) $(TOOL_SRCS)): | $(BPF_SKELS)
+$(call obj,$(DAEMON_SRCS) $(DAEMON_MAIN) $(TOOL_SRCS) $(IMPAIR_SRCS)): | $(BPF_SKELS)
 
 $(LIB_WIRE): $(call obj,$(WIRE_SRCS) $(UTIL_SRCS))
 	@mkdir -p $(dir $@)
@@ -94,6 +95,14 @@ BINS += $(BUILD)/bin/xrxe
 $(BUILD)/bin/xrxe: $(call obj,$(TOOL_SRCS)) $(LIB_DAEMON) $(LIB_WIRE)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_DAEMON) $(LIBS_WIRE)
+endif
+# xrxe-impair: the tc loss/duplication/corruption/ECN emulator (standalone, for
+# test and bench topologies; tools/impair/, bpf/xrxe_impair.bpf.c).
+ifneq ($(IMPAIR_SRCS),)
+BINS += $(BUILD)/bin/xrxe-impair
+$(BUILD)/bin/xrxe-impair: $(call obj,$(IMPAIR_SRCS)) $(LIB_WIRE)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lbpf -lelf -lz -lmnl
 endif
 
 # The verbs shim (libibverbs.so.1): its own flags and version script.
@@ -181,6 +190,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
 	install -m 0755 $(BUILD)/bin/xrxe $(DESTDIR)$(PREFIX)/bin/xrxe
 	install -m 0755 $(BUILD)/bin/xrxed $(DESTDIR)$(PREFIX)/sbin/xrxed
+	install -m 0755 $(BUILD)/bin/xrxe-impair $(DESTDIR)$(PREFIX)/sbin/xrxe-impair
 	install -D -m 0755 $(BUILD)/lib/xrxe/libibverbs.so.1 $(DESTDIR)$(PREFIX)/lib/xrxe/libibverbs.so.1
 
 clean:
