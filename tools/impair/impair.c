@@ -94,7 +94,7 @@ static const char help_text[] =
 	"                       xrxe-impair created it and no other filter uses it\n"
 	"    --stats            show settings and counters (the default with no option)\n"
 	"    --json             --stats as one JSON object\n"
-	"    --reset            zero the counters and flows, restart the queue maximum\n"
+	"    --reset            zero the counters and flows, and empty the phantom queue\n"
 	"    --watch MS         print a JSON line every MS milliseconds (counters, queue,\n"
 	"                       flows) until interrupted\n"
 	"    --samples N        with --watch: stop after N lines\n"

@@ -551,14 +551,10 @@ int impair_reset(const struct impair_handle *h)
 	while (!bpf_map_get_next_key(h->flows_fd, NULL, &key))
 		if (bpf_map_delete_elem(h->flows_fd, &key) && errno != ENOENT)
 			return -errno;
-	/* The queue itself (backlog, clock) is physics, not a counter: only the
-	 * maximum restarts, from the current backlog. Read-modify-write under
-	 * the lock is not possible from user space, so a packet may slip in
-	 * between; the next one fixes max_backlog anyway. */
+	/* An empty phantom queue too, so that each run starts from an idle
+	 * link: written whole under the program's lock. last_ns 0 makes the
+	 * next packet see a long idle time, which leaves the queue empty. */
 	k = 0;
-	if (bpf_map_lookup_elem_flags(h->queue_fd, &k, &q, BPF_F_LOCK))
-		return -errno;
-	q.max_backlog = q.backlog;
 	if (bpf_map_update_elem(h->queue_fd, &k, &q, BPF_F_LOCK))
 		return -errno;
 	return 0;

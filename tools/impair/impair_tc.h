@@ -61,7 +61,7 @@ int impair_clear(const char *ifname, const struct impair_handle *h, bool *remove
 int impair_read(const struct impair_handle *h, bool with_flows, struct impair_snapshot *s);
 void impair_snapshot_free(struct impair_snapshot *s);
 
-/* Zero the counters and flows, and the queue maximum (to the current backlog). */
+/* Zero the counters and flows, and empty the phantom queue (and its maximum). */
 int impair_reset(const struct impair_handle *h);
 
 void impair_close(struct impair_handle *h);
