@@ -6,6 +6,7 @@
 #   make test       every suite (unit, net, interop, fuzz smoke); one summary line at the end
 #   make demo       two namespaces, XDP steering and the I/O layer, live
 #   make bench      benchmarks, printed as a table
+#   make bench-cc   congestion-control experiments (tests/cc/), CC off and on; plots in docs/cc/
 #   make install    install into $(DESTDIR)$(PREFIX)
 
 PREFIX ?= /usr/local
@@ -152,7 +153,7 @@ $(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(WIRE_SRCS) $(UTIL_SRCS) include/xrxe/*.h
 TEST_BINS := $(UNIT_BINS) $(NET_BINS) $(VERBS_TEST_BINS) $(FUZZ_BINS)
 
 # --- Top-level targets -------------------------------------------------------
-.PHONY: all deps check-deps unit-tests test test-unit test-net test-interop test-fuzz demo bench install clean
+.PHONY: all deps check-deps unit-tests test test-unit test-net test-interop test-fuzz demo bench bench-cc install clean
 .DEFAULT_GOAL := all
 
 all: $(BPF_OBJS) $(BPF_SKELS) $(BINS) $(LIB_WIRE)
@@ -185,6 +186,12 @@ demo: check-deps
 bench: check-deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS) $(NET_BINS)
 	@BUILD=$(BUILD) tests/bench/run.sh
+
+# Not part of `make test`: minutes of traffic whose numbers depend on the
+# machine's load. CC_EXPERIMENTS="E1 E4" runs a subset (tests/cc/run.sh).
+bench-cc: check-deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) tests/cc/run.sh $(CC_EXPERIMENTS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
