@@ -13,7 +13,7 @@ RUNDIR holds:
   htb0.txt htb1.txt   "sent_bytes sent_packets drops backlog" before/after
   qp-*.jsonl     "t_ns <xrxe qp IFACE --json>" lines per endpoint
   stats0-*.json stats1-*.json   xrxe stats IFACE --json before/after (CC counters)
-  perftest-*.out the perftest clients' reports
+  perftest-s*.out the perftest clients' reports
 
 Writes RUNDIR/rates.dat (time, one column per flow, Mbit/s), RUNDIR/queue.dat
 (time, phantom queue KB, FIFO KB) for gnuplot, and prints one JSON object of
@@ -76,7 +76,7 @@ def find_counter(obj, names):
     return None
 
 
-def write_plot(d, prefix, label, names, rate_bps):
+def write_plot(d, prefix, label, names, rate_bps, cc_files):
     """A gnuplot script (gnuplot-nox, pngcairo) for the two figures."""
     rates = os.path.abspath(os.path.join(d, "rates.dat"))
     queue = os.path.abspath(os.path.join(d, "queue.dat"))
@@ -101,6 +101,12 @@ plot '%(queue)s' using 1:2 with lines title 'phantom queue (10 ms samples)', \\
      '%(fifo)s' using 1:2 with linespoints pt 7 ps 0.4 title 'htb FIFO backlog'
 """ % {"prefix": prefix, "label": label, "curves": curves, "queue": queue, "fifo": fifo,
        "line": rate_bps * 8 / 1e6, "ymax": rate_bps * 8 / 1e6 * 1.6})
+        if cc_files:
+            f.write("set output '%s-ccrate.png'\n" % prefix)
+            f.write("set title '%s: DCQCN RP rate per QP (xrxe qp, 250 ms samples)'\n" % label)
+            f.write("set ylabel 'Mbit/s'\n")
+            f.write("plot " + ", ".join("'%s' using 1:2 with linespoints pt 7 ps 0.4 title '%s'"
+                                          % (os.path.abspath(n), t) for n, t in cc_files) + "\n")
 
 
 def main():
@@ -205,10 +211,14 @@ def main():
     marks = c1["ecn_marked"]["packets"] - c0["ecn_marked"]["packets"]
 
     # Retransmissions: the largest value each (endpoint, QP) reached while
-    # it existed (QPs vanish when perftest exits).
+    # it existed (QPs vanish when perftest exits). With CC, the RP's rate per
+    # QP over time goes to cc-TAG-QPN.dat.
     retrans, qp_seen = 0, 0
-    for path in glob.glob(os.path.join(d, "qp-*.jsonl")):
+    cc_files = []
+    for path in sorted(glob.glob(os.path.join(d, "qp-*.jsonl"))):
+        tag = os.path.basename(path)[3:-6]
         best = {}
+        cc_series = {}
         with open(path) as f:
             for line in f:
                 parts = line.split(" ", 1)
@@ -220,7 +230,19 @@ def main():
                     continue
                 for q in obj.get("qps", []):
                     best[q["qpn"]] = max(best.get(q["qpn"], 0), q.get("retransmits", 0))
+                    cc = q.get("cc")
+                    if isinstance(cc, dict) and "rate_mbps" in cc:
+                        cc_series.setdefault(q["qpn"], []).append(
+                            ((int(parts[0]) - t0) / 1e9, cc.get("rate_mbps"),
+                             cc.get("target_mbps"), cc.get("alpha")))
         retrans += sum(best.values())
+        for qpn, pts in cc_series.items():
+            name = os.path.join(d, "cc-%s-%d.dat" % (tag, qpn))
+            with open(name, "w") as f:
+                f.write("# t_s rate_mbps target_mbps alpha\n")
+                for t, r_, tg, al in pts:
+                    f.write("%.3f %s %s %s\n" % (t, r_, tg, al))
+            cc_files.append((name, "%s qp%d" % (tag, qpn)))
         qp_seen += len(best)
 
     # CNPs: the receiver's cnp_sent (or, failing that, senders' cnp_rcvd).
@@ -253,7 +275,7 @@ def main():
                         pass
 
     if a.plot:
-        write_plot(d, a.plot, a.label, names, a.rate_bps)
+        write_plot(d, a.plot, a.label, names, a.rate_bps, cc_files)
 
     def r(x, n=3):
         return None if x is None else round(x, n)

@@ -150,7 +150,7 @@ start_pair() {
 	port=$PORT
 	ip netns exec "$NS_D" timeout $((secs + delay + 30)) "${RUN[@]}" ib_write_bw -d "xrxe_$IF_D" -x 1 -F \
 		-p "$port" -D "$secs" -q "$q" -s 65536 --tclass=2 --report_gbits \
-		>"$RUNDIR/perftest-server-$port.out" 2>&1 &
+		>"$RUNDIR/server-$port.out" 2>&1 &
 	SERVERS+=($!)
 	(
 		trap - EXIT INT TERM
@@ -168,17 +168,18 @@ start_pair() {
 
 # The 250 ms sampler: every endpoint's QPs, and the real FIFO's backlog.
 sampler() {
-	local ns ifc tag
+	local ns ifc tag now
 	# A background subshell keeps netns.sh's traps: its exit must not clean up.
 	trap - EXIT INT TERM
 	while :; do
+		# CLOCK_MONOTONIC, the clock of the watcher's t_ns
+		now=$(python3 -c 'import time; print(time.monotonic_ns())')
 		while read -r ns ifc tag; do
-			echo "$(date +%s%N | cut -c1-19) $(ns_exec "$ns" "$XRXE" qp "$ifc" --json 2>/dev/null | tr -d '\n')" \
+			echo "$now $(ns_exec "$ns" "$XRXE" qp "$ifc" --json 2>/dev/null | tr -d '\n')" \
 				>>"$RUNDIR/qp-$tag.jsonl"
 		done < <(endpoints)
 		set -- $(topo_htb_stats 2>/dev/null)
-		# CLOCK_MONOTONIC like the watcher's t_ns
-		echo "$(python3 -c 'import time; print(time.monotonic_ns())') ${4:-0}" >>"$RUNDIR/fifo.txt"
+		echo "$now ${4:-0}" >>"$RUNDIR/fifo.txt"
 		sleep 0.25
 	done
 }
