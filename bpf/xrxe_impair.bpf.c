@@ -236,6 +236,8 @@ static __always_inline __u64 phantom_enqueue(const struct xrxe_impair_cfg *cfg, 
 	struct xrxe_impair_queue *q;
 	__u32 key = 0;
 	__u64 now = bpf_ktime_get_ns(), ahead, elapsed, acc, drained;
+	__u64 limit = cfg->qlimit && cfg->qlimit < XRXE_IMPAIR_QUEUE_CAP ? cfg->qlimit :
+									  XRXE_IMPAIR_QUEUE_CAP;
 
 	q = bpf_map_lookup_elem(&impair_queue, &key);
 	if (!q)
@@ -264,9 +266,10 @@ static __always_inline __u64 phantom_enqueue(const struct xrxe_impair_cfg *cfg, 
 	if (now > q->last_ns)
 		q->last_ns = now;
 	ahead = q->backlog;
-	q->backlog += len;
-	if (q->backlog > XRXE_IMPAIR_QUEUE_CAP)
-		q->backlog = XRXE_IMPAIR_QUEUE_CAP;
+	/* Like the tail-drop FIFO it stands for, a full queue does not take the
+	 * frame in (the real one downstream drops it). */
+	if (q->backlog + len <= limit)
+		q->backlog += len;
 	if (q->backlog > q->max_backlog)
 		q->max_backlog = q->backlog;
 	bpf_spin_unlock(&q->lock);

@@ -45,6 +45,7 @@ struct xrxe_impair_cfg {
 	__u64 ecn_rate;       /* phantom queue drain rate, bytes per second; 0 = ECN off */
 	__u64 kmin;           /* bytes: below or at, never mark */
 	__u64 kmax;           /* bytes: above, always mark */
+	__u64 qlimit;         /* bytes the phantom queue holds at most (0: XRXE_IMPAIR_QUEUE_CAP) */
 	/* For display only (the program never reads them): what the user typed,
 	 * in parts per million, so --stats prints it back exactly. */
 	__u32 loss_ppm;

@@ -17,8 +17,8 @@
 # Topology (tests/cc/topo.sh): sN -> router -> d, veths at MTU 9000; the
 # router's egress toward d is htb at CC_RATE + a CC_QLIMIT byte FIFO, with
 # xrxe-impair on the same egress marking ECN by DCQCN's CP rule on a phantom
-# queue drained at CC_RATE (Kmin/Kmax/Pmax: xrxe-impair's defaults, 4 KB and
-# 16 KB per Gbit/s, 20 %). perftest `ib_write_bw` (64 KiB WRITEs, --tclass=2 so
+# queue drained at CC_RATE and as deep as the FIFO (Kmin/Kmax/Pmax:
+# xrxe-impair's defaults, 4 KB and 16 KB per Gbit/s, 20 %). perftest `ib_write_bw` (64 KiB WRITEs, --tclass=2 so
 # the data is ECT(0)) through the shim, as tests/net/verbs_rc.sh runs it.
 #
 # Per-QP rates are counted at the router by xrxe-impair --flows (bytes per
@@ -258,7 +258,7 @@ EOF
 
 # impair_default: the bottleneck's ECN marking, optional extra options.
 impair_default() {
-	ns_exec "$NS_R" "$IMPAIR" "$IF_RD" --ecn-rate "$CC_RATE" --flows "$@" >/dev/null
+	ns_exec "$NS_R" "$IMPAIR" "$IF_RD" --ecn-rate "$CC_RATE" --ecn-limit "$CC_QLIMIT" --flows "$@" >/dev/null
 }
 
 # Between experiments: daemons and namespaces go, the samples stay.
@@ -304,7 +304,8 @@ for e in "${experiments[@]}"; do
 	E6)
 		endpoints_up 1 || exit 1
 		# Every ECT packet after the first finds a queue above Kmax = 0.
-		ns_exec "$NS_R" "$IMPAIR" "$IF_RD" --ecn-rate 1mbit --ecn-kmin 0 --ecn-kmax 0 --flows >/dev/null
+		ns_exec "$NS_R" "$IMPAIR" "$IF_RD" --ecn-rate 1mbit --ecn-kmin 0 --ecn-kmax 0 \
+			--ecn-limit "$CC_QLIMIT" --flows >/dev/null
 		for cc in off on; do
 			CC_SET=${CC_E6_SET:-np_min_time_between_cnps=50} run "E6-cnp-limiter" $cc 1 "$DUR" -- "1:1:$DUR:0"
 		done

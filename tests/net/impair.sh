@@ -247,6 +247,19 @@ fi
 q=$(imp --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["queue_max_bytes"])')
 if [ "$q" -ge 1990000 ]; then tap_ok "ECN: phantom queue max reflects the burst ($q bytes)"; else tap_fail "ECN: queue max $q"; fi
 
+# --ecn-limit: the phantom queue stops growing where a FIFO of that size would
+# be full, and frames found above Kmax are still marked.
+imp --ecn-rate 8kbit --ecn-kmin 10kb --ecn-kmax 20kb --ecn-limit 100kb --reset >/dev/null
+flow limit "$IP4_B" "$IP4_B" --count 500 --len 958 --tos 2
+q=$(imp --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["queue_max_bytes"])')
+if [ "$q" -le 102400 ] && [ "$q" -gt 100000 ]; then
+	tap_ok "--ecn-limit 100kb: the phantom queue peaked at $q bytes"
+else
+	tap_fail "--ecn-limit 100kb: queue max $q"
+fi
+expect_eq "--ecn-limit: marking continues at the limit" \
+	"$(jq_ "$TMP/limit.json" 'sum(c == "3" for c in d["ecn_by_seq"][100:])')" 400
+
 # --- watch ------------------------------------------------------------------------
 lines=$(imp --watch 10 --samples 3 | python3 -c 'import json,sys
 n=0
@@ -303,6 +316,7 @@ bad 2 "negative percentage" ns_exec "$NS_A" "$IMPAIR" "$IF_A" --corrupt -1
 bad 2 "unknown rate unit" ns_exec "$NS_A" "$IMPAIR" "$IF_A" --ecn-rate 5furlongs
 bad 2 "rate above 100gbit" ns_exec "$NS_A" "$IMPAIR" "$IF_A" --ecn-rate 200gbit
 bad 2 "kmin without a rate" ns_exec "$NS_A" "$IMPAIR" "$IF_A" --ecn-kmin 10kb
+bad 2 "zero queue limit" ns_exec "$NS_A" "$IMPAIR" "$IF_A" --ecn-rate 1gbit --ecn-limit 0
 bad 2 "kmin above kmax" ns_exec "$NS_A" "$IMPAIR" "$IF_A" --ecn-rate 1gbit --ecn-kmin 20kb --ecn-kmax 10kb
 bad 2 "unknown option" ns_exec "$NS_A" "$IMPAIR" "$IF_A" --jitter 5
 bad 2 "option without its value" ns_exec "$NS_A" "$IMPAIR" "$IF_A" --loss

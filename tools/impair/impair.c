@@ -36,7 +36,7 @@ static const char help_text[] =
 	"SYNOPSIS\n"
 	"    xrxe-impair IFACE [--loss PCT] [--dup PCT] [--corrupt PCT]\n"
 	"                [--ecn-rate RATE [--ecn-kmin BYTES] [--ecn-kmax BYTES]\n"
-	"                [--ecn-pmax PCT]] [--flows]\n"
+	"                [--ecn-pmax PCT] [--ecn-limit BYTES]] [--flows]\n"
 	"    xrxe-impair IFACE --clear\n"
 	"    xrxe-impair IFACE [--stats] [--json] [--reset]\n"
 	"    xrxe-impair IFACE --watch MS [--samples N]\n"
@@ -88,6 +88,9 @@ static const char help_text[] =
 	"                       per Gbit/s of RATE (HPCC's DCQCN profile, ref/dcqcn.md)\n"
 	"    --ecn-kmax BYTES   default 16000 bytes per Gbit/s of RATE; >= KMIN\n"
 	"    --ecn-pmax PCT     default 20\n"
+	"    --ecn-limit BYTES  the phantom queue holds at most BYTES: a frame that would\n"
+	"                       overflow it is not added, as a tail-drop FIFO of that size\n"
+	"                       downstream would drop it (default and maximum 1gb)\n"
 	"    --flows            also count bytes per RoCEv2 flow (source, destination,\n"
 	"                       BTH DestQP), shown by --stats and --watch\n"
 	"    --clear            remove the filter; remove the clsact qdisc too if\n"
@@ -130,7 +133,7 @@ static const char help_text[] =
 
 enum {
 	OPT_LOSS = 256, OPT_DUP, OPT_CORRUPT, OPT_ECN_RATE, OPT_ECN_KMIN, OPT_ECN_KMAX,
-	OPT_ECN_PMAX, OPT_FLOWS, OPT_CLEAR, OPT_STATS, OPT_JSON, OPT_RESET, OPT_WATCH,
+	OPT_ECN_PMAX, OPT_ECN_LIMIT, OPT_FLOWS, OPT_CLEAR, OPT_STATS, OPT_JSON, OPT_RESET, OPT_WATCH,
 	OPT_SAMPLES,
 };
 
@@ -142,6 +145,7 @@ static const struct option long_opts[] = {
 	{ "ecn-kmin", required_argument, NULL, OPT_ECN_KMIN },
 	{ "ecn-kmax", required_argument, NULL, OPT_ECN_KMAX },
 	{ "ecn-pmax", required_argument, NULL, OPT_ECN_PMAX },
+	{ "ecn-limit", required_argument, NULL, OPT_ECN_LIMIT },
 	{ "flows", no_argument, NULL, OPT_FLOWS },
 	{ "clear", no_argument, NULL, OPT_CLEAR },
 	{ "stats", no_argument, NULL, OPT_STATS },
@@ -159,8 +163,8 @@ struct args {
 	bool configure; /* any of the impairment options */
 	bool clear, stats, json, reset, flows;
 	uint32_t loss_ppm, dup_ppm, corrupt_ppm, pmax_ppm;
-	bool have_rate, have_kmin, have_kmax, have_pmax;
-	uint64_t rate, kmin, kmax;
+	bool have_rate, have_kmin, have_kmax, have_pmax, have_limit;
+	uint64_t rate, kmin, kmax, limit;
 	unsigned long watch_ms, samples;
 };
 
@@ -232,6 +236,13 @@ static int parse_args(int argc, char **argv, struct args *a)
 						 "a rate (e.g. 10gbit, 800mbit; 8bit..100gbit)");
 			a->configure = a->have_rate = true;
 			break;
+		case OPT_ECN_LIMIT:
+			err = xrxe_parse_size(optarg, XRXE_IMPAIR_QUEUE_CAP, &a->limit);
+			if (err || !a->limit)
+				return bad_value(opt, optarg, err ? err : -ERANGE,
+						 "a size (e.g. 1mb, 100kb; 1 byte up to 1gb)");
+			a->configure = a->have_limit = true;
+			break;
 		case OPT_ECN_KMIN:
 		case OPT_ECN_KMAX:
 			err = xrxe_parse_size(optarg, XRXE_IMPAIR_QUEUE_CAP,
@@ -286,8 +297,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return usage("--watch cannot be combined with settings or --stats");
 	if (a->samples && !a->watch_ms)
 		return usage("--samples needs --watch");
-	if (!a->have_rate && (a->have_kmin || a->have_kmax || a->have_pmax))
-		return usage("--ecn-kmin/--ecn-kmax/--ecn-pmax need --ecn-rate");
+	if (!a->have_rate && (a->have_kmin || a->have_kmax || a->have_pmax || a->have_limit))
+		return usage("--ecn-kmin/--ecn-kmax/--ecn-pmax/--ecn-limit need --ecn-rate");
 	if (a->have_rate) {
 		/* Defaults scaled with the rate like HPCC's DCQCN profile
 		 * (ref/dcqcn.md §1.7): Kmin 100 KB and Kmax 400 KB at 25 Gbit/s. */
@@ -327,6 +338,7 @@ static void build_cfg(const struct args *a, struct xrxe_impair_cfg *cfg)
 		cfg->ecn_rate = a->rate;
 		cfg->kmin = a->kmin;
 		cfg->kmax = a->kmax;
+		cfg->qlimit = a->have_limit ? a->limit : XRXE_IMPAIR_QUEUE_CAP;
 		cfg->pmax_ppm = a->pmax_ppm;
 		cfg->pmax_thresh = ppm_thresh(a->pmax_ppm);
 	}
@@ -388,9 +400,9 @@ static void print_json_body(FILE *out, const char *ifname, const struct impair_h
 	if (s->cfg.ecn_rate) {
 		pct_text(p, sizeof(p), s->cfg.pmax_ppm);
 		fprintf(out, "\"ecn\":{\"rate_bytes_per_s\":%llu,\"kmin_bytes\":%llu,"
-			"\"kmax_bytes\":%llu,\"pmax_pct\":%s},",
+			"\"kmax_bytes\":%llu,\"pmax_pct\":%s,\"limit_bytes\":%llu},",
 			(unsigned long long)s->cfg.ecn_rate, (unsigned long long)s->cfg.kmin,
-			(unsigned long long)s->cfg.kmax, p);
+			(unsigned long long)s->cfg.kmax, p, (unsigned long long)s->cfg.qlimit);
 	} else {
 		fputs("\"ecn\":null,", out);
 	}
@@ -435,8 +447,9 @@ static void print_text(const char *ifname, const struct impair_handle *h,
 	if (s->cfg.ecn_rate) {
 		xrxe_format_rate(r, sizeof(r), s->cfg.ecn_rate);
 		pct_text(a, sizeof(a), s->cfg.pmax_ppm);
-		printf("  ecn  rate %s  kmin %llu B  kmax %llu B  pmax %s%%\n", r,
-		       (unsigned long long)s->cfg.kmin, (unsigned long long)s->cfg.kmax, a);
+		printf("  ecn  rate %s  kmin %llu B  kmax %llu B  pmax %s%%  limit %llu B\n", r,
+		       (unsigned long long)s->cfg.kmin, (unsigned long long)s->cfg.kmax, a,
+		       (unsigned long long)s->cfg.qlimit);
 	} else {
 		printf("  ecn  off\n");
 	}
