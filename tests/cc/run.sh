@@ -166,21 +166,33 @@ start_pair() {
 	CLIENTS+=($!)
 }
 
-# The 250 ms sampler: every endpoint's QPs, and the real FIFO's backlog.
-sampler() {
+# The QP sampler: every endpoint's `xrxe qp --json` (retransmissions, and the
+# RP's rate with CC), as often as the machine allows, at most every 250 ms.
+# Timestamps are CLOCK_MONOTONIC, the clock of the watcher's t_ns.
+qp_sampler() {
 	local ns ifc tag now
 	# A background subshell keeps netns.sh's traps: its exit must not clean up.
 	trap - EXIT INT TERM
 	while :; do
-		# CLOCK_MONOTONIC, the clock of the watcher's t_ns
-		now=$(python3 -c 'import time; print(time.monotonic_ns())')
+		now=$(($(date +%s%N) + MONO_OFFSET))
 		while read -r ns ifc tag; do
 			echo "$now $(ns_exec "$ns" "$XRXE" qp "$ifc" --json 2>/dev/null | tr -d '\n')" \
 				>>"$RUNDIR/qp-$tag.jsonl"
 		done < <(endpoints)
-		set -- $(topo_htb_stats 2>/dev/null)
-		echo "$now ${4:-0}" >>"$RUNDIR/fifo.txt"
 		sleep 0.25
+	done
+}
+
+# The real FIFO's backlog every ~20 ms (tc's JSON, cut with sed: a python per
+# sample would cost more than the sample).
+fifo_sampler() {
+	local b
+	trap - EXIT INT TERM
+	while :; do
+		b=$(ip netns exec "$NS_R" tc -s -j qdisc show dev "$IF_RD" 2>>"$RUNDIR/fifo.err" |
+			sed -nE 's/.*"handle":"10:".*"options":\{[^}]*\}[^}]*"backlog":([0-9]+).*/\1/p')
+		echo "$(($(date +%s%N) + MONO_OFFSET)) ${b:-0}" >>"$RUNDIR/fifo.txt"
+		sleep 0.02
 	done
 }
 
@@ -214,8 +226,12 @@ run() {
 	# cleanly on SIGINT.
 	ip netns exec "$NS_R" "$IMPAIR" "$IF_RD" --watch 10 >"$RUNDIR/watch.jsonl" &
 	local watcher=$!
-	sampler &
+	# CLOCK_MONOTONIC - CLOCK_REALTIME, so that the samplers can stamp with date(1)
+	MONO_OFFSET=$(python3 -c 'import time; print(time.monotonic_ns() - time.time_ns())')
+	qp_sampler &
 	local samp=$!
+	fifo_sampler &
+	local fsamp=$!
 	SERVERS=() CLIENTS=()
 	for p in "$@"; do
 		IFS=: read -r s q secs delay <<<"$p"
@@ -224,8 +240,8 @@ run() {
 	wait "${CLIENTS[@]}" 2>/dev/null
 	wait "${SERVERS[@]}" 2>/dev/null
 	sleep 0.3
-	kill "$samp" 2>/dev/null
-	wait "$samp" 2>/dev/null
+	kill "$samp" "$fsamp" 2>/dev/null
+	wait "$samp" "$fsamp" 2>/dev/null
 	kill -INT "$watcher"
 	wait "$watcher" 2>/dev/null
 	stats_snapshot 1
