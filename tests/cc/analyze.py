@@ -9,7 +9,7 @@ RUNDIR holds:
   watch.jsonl    xrxe-impair --watch 10 on the router's bottleneck egress: per
                  line t_ns, counters, the phantom queue, and bytes per RoCEv2
                  flow (source, destination, BTH DestQP) seen at the bottleneck
-  fifo.txt       "t_ns backlog_bytes" of the bottleneck FIFO (coarser samples)
+                 and the bottleneck's root qdisc (htb: bytes sent, drops, backlog)
   htb0.txt htb1.txt   "sent_bytes sent_packets drops backlog" before/after
   qp-*.jsonl     "t_ns <xrxe qp IFACE --json>" lines per endpoint
   stats0-*.json stats1-*.json   xrxe stats IFACE --json before/after (CC counters)
@@ -24,7 +24,7 @@ metrics:
                 10 ms windows in which every expected flow is active
   q_p50_kb, q_p99_kb      phantom-queue backlog at the 10 ms samples (drained
                 to the sample's time)
-  fifo_p50_kb, fifo_p99_kb  the real FIFO's backlog at its samples
+  fifo_p50_kb, fifo_p99_kb  the htb's real backlog at the same samples
   marks_per_s, cnps_per_s (null without CC counters), retransmits, drops
 """
 import argparse
@@ -98,7 +98,7 @@ set title '%(label)s: bottleneck backlog'
 set ylabel 'KB'
 set yrange [0:*]
 plot '%(queue)s' using 1:2 with lines title 'phantom queue (10 ms samples)', \\
-     '%(fifo)s' using 1:2 with linespoints pt 7 ps 0.4 title 'htb FIFO backlog'
+     '%(fifo)s' using 1:2 with linespoints pt 7 ps 0.4 title 'htb backlog (same samples)'
 """ % {"prefix": prefix, "label": label, "curves": curves, "queue": queue, "fifo": fifo,
        "line": rate_bps * 8 / 1e6, "ymax": rate_bps * 8 / 1e6 * 1.6})
         if cc_files:
@@ -165,14 +165,7 @@ def main():
     # sample's time (both CLOCK_MONOTONIC).
     rate = None
     qs = []
-    fifo = {}
-    fifo_path = os.path.join(d, "fifo.txt")
-    if os.path.exists(fifo_path):
-        with open(fifo_path) as f:
-            for line in f:
-                parts = line.split()
-                if len(parts) == 2:
-                    fifo[int(parts[0])] = int(parts[1])
+    fifo = {s["t_ns"]: s["root_qdisc"]["backlog"] for s in samples if "root_qdisc" in s}
     with open(os.path.join(d, "queue.dat"), "w") as f:
         f.write("# t_s phantom_queue_KB\n")
         for s in samples:
@@ -189,6 +182,12 @@ def main():
     qs_active = [q for s, q in zip(samples, qs)] if not active_t else [
         q for s, q in zip(samples, qs)
         if active_t[0] <= (s["t_ns"] - t0) / 1e9 <= active_t[-1]]
+    # How well the phantom queue (the marking signal) follows the real htb
+    # backlog, sample by sample while traffic flows.
+    pairs = [(q, s["root_qdisc"]["backlog"]) for s, q in zip(samples, qs)
+             if "root_qdisc" in s and (not active_t or
+                                       active_t[0] <= (s["t_ns"] - t0) / 1e9 <= active_t[-1])]
+    mae = sum(abs(x - y) for x, y in pairs) / len(pairs) if pairs else None
     fifo_active = [v for t, v in fifo.items()
                    if not active_t or active_t[0] <= (t - t0) / 1e9 <= active_t[-1]]
 
@@ -202,7 +201,11 @@ def main():
     period = (active_t[-1] - active_t[0] + 0.01) if active_t else None
     util = None
     drops = None
-    if h0 and h1 and period:
+    rq = [s["root_qdisc"] for s in samples if "root_qdisc" in s]
+    if len(rq) >= 2 and period:
+        util = (rq[-1]["bytes"] - rq[0]["bytes"]) / (a.rate_bps * period)
+        drops = rq[-1]["drops"] - rq[0]["drops"]
+    elif h0 and h1 and period:
         util = (h1[0] - h0[0]) / (a.rate_bps * period)
         drops = h1[2] - h0[2]
 
@@ -292,6 +295,7 @@ def main():
         "q_p99_kb": r(percentile(qs_active, 0.99) / 1000 if qs_active else None, 1),
         "fifo_p50_kb": r(percentile(fifo_active, 0.5) / 1000 if fifo_active else None, 1),
         "fifo_p99_kb": r(percentile(fifo_active, 0.99) / 1000 if fifo_active else None, 1),
+        "phantom_vs_htb_mean_abs_kb": r(mae / 1000 if mae is not None else None, 1),
         "marks_per_s": r(marks / period if period else None, 0),
         "cnps_per_s": r(cnps, 0),
         "retransmits": retrans,

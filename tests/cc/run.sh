@@ -22,7 +22,8 @@
 # the data is ECT(0)) through the shim, as tests/net/verbs_rc.sh runs it.
 #
 # Per-QP rates are counted at the router by xrxe-impair --flows (bytes per
-# source address + BTH DestQP, sampled every 10 ms by --watch): one sampler
+# source address + BTH DestQP, sampled every 10 ms by --watch, together with
+# the phantom queue and the htb's own bytes/drops/backlog): one sampler
 # sees every QP of every sender at the same instants, it works identically
 # with CC off and on, and it measures what reaches the bottleneck, not what a
 # daemon believes it sent. (Polling `xrxe qp --json` in every namespace every
@@ -183,19 +184,6 @@ qp_sampler() {
 	done
 }
 
-# The real FIFO's backlog every ~20 ms (tc's JSON, cut with sed: a python per
-# sample would cost more than the sample).
-fifo_sampler() {
-	local b
-	trap - EXIT INT TERM
-	while :; do
-		b=$(ip netns exec "$NS_R" tc -s -j qdisc show dev "$IF_RD" 2>>"$RUNDIR/fifo.err" |
-			sed -nE 's/.*"handle":"10:".*"options":\{[^}]*\}[^}]*"backlog":([0-9]+).*/\1/p')
-		echo "$(($(date +%s%N) + MONO_OFFSET)) ${b:-0}" >>"$RUNDIR/fifo.txt"
-		sleep 0.02
-	done
-}
-
 stats_snapshot() { # N: xrxe stats of every endpoint into statsN-TAG.json
 	local ns ifc tag
 	while read -r ns ifc tag; do
@@ -222,16 +210,16 @@ run() {
 	ns_exec "$NS_R" "$IMPAIR" "$IF_RD" --reset >/dev/null
 	topo_htb_stats >"$RUNDIR/htb0.txt"
 	stats_snapshot 0
-	# ip netns exec execs the program: $! is xrxe-impair itself, which ends
-	# cleanly on SIGINT.
-	ip netns exec "$NS_R" "$IMPAIR" "$IF_RD" --watch 10 >"$RUNDIR/watch.jsonl" &
+	# ip netns exec execs nice, nice execs the program: $! is xrxe-impair
+	# itself, which ends cleanly on SIGINT. Above the daemons' priority: it
+	# sleeps between samples, and a starved sampler would miss the queue.
+	ip netns exec "$NS_R" nice -n -15 "$IMPAIR" "$IF_RD" --watch 10 >"$RUNDIR/watch.jsonl" &
 	local watcher=$!
 	# CLOCK_MONOTONIC - CLOCK_REALTIME, so that the samplers can stamp with date(1)
 	MONO_OFFSET=$(python3 -c 'import time; print(time.monotonic_ns() - time.time_ns())')
 	qp_sampler &
 	local samp=$!
-	fifo_sampler &
-	local fsamp=$!
+
 	SERVERS=() CLIENTS=()
 	for p in "$@"; do
 		IFS=: read -r s q secs delay <<<"$p"
@@ -240,8 +228,8 @@ run() {
 	wait "${CLIENTS[@]}" 2>/dev/null
 	wait "${SERVERS[@]}" 2>/dev/null
 	sleep 0.3
-	kill "$samp" "$fsamp" 2>/dev/null
-	wait "$samp" "$fsamp" 2>/dev/null
+	kill "$samp" 2>/dev/null
+	wait "$samp" 2>/dev/null
 	kill -INT "$watcher"
 	wait "$watcher" 2>/dev/null
 	stats_snapshot 1

@@ -99,7 +99,8 @@ static const char help_text[] =
 	"    --json             --stats as one JSON object\n"
 	"    --reset            zero the counters and flows, and empty the phantom queue\n"
 	"    --watch MS         print a JSON line every MS milliseconds (counters, queue,\n"
-	"                       flows) until interrupted\n"
+	"                       flows, and IFACE's root qdisc: bytes, drops, backlog)\n"
+	"                       until interrupted\n"
 	"    --samples N        with --watch: stop after N lines\n"
 	"    -h, --help         this page\n"
 	"    -V, --version      version\n"
@@ -508,8 +509,16 @@ static int watch(const char *ifname, const struct impair_handle *h, unsigned lon
 			xrxe_err("%s: cannot read the counters: %s", ifname, strerror(-err));
 			return EXIT_FAIL;
 		}
+		struct impair_qdisc_stats qs;
+
 		printf("{\"t_ns\":%llu,", (unsigned long long)t);
 		print_json_body(stdout, ifname, h, &s);
+		/* The real queue beside the phantom one, read at the same instant. */
+		if (!impair_root_qdisc_stats(h->ifindex, &qs))
+			printf(",\"root_qdisc\":{\"kind\":\"%s\",\"bytes\":%llu,\"packets\":%u,"
+			       "\"drops\":%u,\"backlog\":%u,\"qlen\":%u}",
+			       qs.kind, (unsigned long long)qs.bytes, qs.packets, qs.drops,
+			       qs.backlog, qs.qlen);
 		puts("}");
 		impair_snapshot_free(&s);
 		if (fflush(stdout))

@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <libmnl/libmnl.h>
+#include <linux/gen_stats.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 
@@ -431,6 +432,114 @@ int impair_clear(const char *ifname, const struct impair_handle *h, bool *remove
 	}
 	*removed_qdisc = true;
 	return 0;
+}
+
+/* --- the root qdisc's statistics (RTM_GETQDISC dump, as `tc -s qdisc show`) */
+
+struct qdisc_dump {
+	unsigned int ifindex;
+	struct impair_qdisc_stats *st;
+	bool found;
+};
+
+static int qdisc_stats2_cb(const struct nlattr *attr, void *data)
+{
+	struct impair_qdisc_stats *st = data;
+
+	/* Sizes checked: a short attribute is ignored, never read past. */
+	if (mnl_attr_get_type(attr) == TCA_STATS_BASIC &&
+	    mnl_attr_get_payload_len(attr) >= sizeof(struct gnet_stats_basic)) {
+		struct gnet_stats_basic b;
+
+		memcpy(&b, mnl_attr_get_payload(attr), sizeof(b));
+		st->bytes = b.bytes;
+		st->packets = b.packets;
+	} else if (mnl_attr_get_type(attr) == TCA_STATS_QUEUE &&
+		   mnl_attr_get_payload_len(attr) >= sizeof(struct gnet_stats_queue)) {
+		struct gnet_stats_queue q;
+
+		memcpy(&q, mnl_attr_get_payload(attr), sizeof(q));
+		st->drops = q.drops;
+		st->backlog = q.backlog;
+		st->qlen = q.qlen;
+	}
+	return MNL_CB_OK;
+}
+
+static int qdisc_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct impair_qdisc_stats *st = data;
+
+	if (mnl_attr_get_type(attr) == TCA_KIND && !mnl_attr_validate(attr, MNL_TYPE_STRING))
+		snprintf(st->kind, sizeof(st->kind), "%s", mnl_attr_get_str(attr));
+	else if (mnl_attr_get_type(attr) == TCA_STATS2)
+		mnl_attr_parse_nested(attr, qdisc_stats2_cb, st);
+	return MNL_CB_OK;
+}
+
+static int qdisc_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct qdisc_dump *d = data;
+	const struct tcmsg *tcm;
+
+	if (nlh->nlmsg_type != RTM_NEWQDISC || nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*tcm)))
+		return MNL_CB_OK;
+	tcm = mnl_nlmsg_get_payload(nlh);
+	if ((unsigned int)tcm->tcm_ifindex != d->ifindex || tcm->tcm_parent != TC_H_ROOT ||
+	    d->found)
+		return MNL_CB_OK;
+	d->found = true;
+	mnl_attr_parse(nlh, sizeof(*tcm), qdisc_attr_cb, d->st);
+	return MNL_CB_OK;
+}
+
+int impair_root_qdisc_stats(unsigned int ifindex, struct impair_qdisc_stats *st)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct qdisc_dump d = { .ifindex = ifindex, .st = st };
+	unsigned int seq = (unsigned int)time(NULL), portid;
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	struct tcmsg *tcm;
+	ssize_t ret;
+	int err = 0;
+
+	memset(st, 0, sizeof(*st));
+	nl = mnl_socket_open(NETLINK_ROUTE);
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		err = -errno;
+		goto out;
+	}
+	portid = mnl_socket_get_portid(nl);
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETQDISC;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+	tcm->tcm_family = AF_UNSPEC;
+	tcm->tcm_ifindex = (int)ifindex; /* the kernel dumps only this device */
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		err = -errno;
+		goto out;
+	}
+	for (;;) {
+		ret = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (ret < 0) {
+			err = -errno;
+			break;
+		}
+		ret = mnl_cb_run(buf, (size_t)ret, seq, portid, qdisc_cb, &d);
+		if (ret <= MNL_CB_STOP) {
+			if (ret < 0)
+				err = -errno;
+			break;
+		}
+	}
+out:
+	mnl_socket_close(nl);
+	return err;
 }
 
 /* --- reading ---------------------------------------------------------------- */

@@ -61,6 +61,15 @@ int impair_clear(const char *ifname, const struct impair_handle *h, bool *remove
 int impair_read(const struct impair_handle *h, bool with_flows, struct impair_snapshot *s);
 void impair_snapshot_free(struct impair_snapshot *s);
 
+/* The interface's root qdisc as `tc -s qdisc show` reports it: what it sent,
+ * dropped and holds. kind is empty when the root is the default (noqueue). */
+struct impair_qdisc_stats {
+	char kind[16];
+	__u64 bytes;
+	__u32 packets, drops, backlog, qlen;
+};
+int impair_root_qdisc_stats(unsigned int ifindex, struct impair_qdisc_stats *st);
+
 /* Zero the counters and flows, and empty the phantom queue (and its maximum). */
 int impair_reset(const struct impair_handle *h);
 
