@@ -46,7 +46,7 @@ source tests/lib/netns.sh
 source tests/cc/topo.sh
 
 XRXED=$PWD/$BUILD/bin/xrxed
-XRXE=$PWD/$BUILD/bin/xrxe
+XRXE=${XRXE:-$PWD/$BUILD/bin/xrxe} # XRXE=...: another build (or a stand-in for tests of this script)
 IMPAIR=$PWD/$BUILD/bin/xrxe-impair
 RUN=("$XRXE" run --)
 DUR=${CC_DURATION:-4}
@@ -313,7 +313,20 @@ for e in "${experiments[@]}"; do
 		for cc in off on; do
 			CC_SET=${CC_E6_SET:-np_min_time_between_cnps=50} run "E6-cnp-limiter" $cc 1 "$DUR" -- "1:1:$DUR:0"
 		done
-		[ "$CC_AVAILABLE" = 1 ] && echo "E6: np_min_time_between_cnps=50 us allows at most 20000 CNPs/s per QP" >>"$RESULTS"
+		if [ "$CC_AVAILABLE" = 1 ] && [ -f "$TMP/E6-cnp-limiter-ccon/metrics.json" ]; then
+			python3 - "$TMP/E6-cnp-limiter-ccon/metrics.json" "${CC_E6_SET:-np_min_time_between_cnps=50}" >>"$RESULTS" <<'EOF'
+import json, re, sys
+m = json.load(open(sys.argv[1]))
+us = re.search(r"np_min_time_between_cnps=([0-9.]+)", sys.argv[2])
+c = m.get("cnps_per_s")
+if us and c is not None:
+    limit = 1e6 / float(us.group(1))  # one QP in E6
+    print("\nE6: %.0f CNPs/s for one QP against at most %.0f/s allowed by %s: %s" % (
+        c, limit, us.group(0), "within the limit" if c <= limit * 1.02 else "ABOVE the limit"))
+else:
+    print("\nE6: no CNP count from the daemon (cnp_sent / cnp_rcvd missing)")
+EOF
+		fi
 		teardown ;;
 	*)
 		echo "bench-cc: unknown experiment '$e' (E1 E2 E4 E6)"
