@@ -6,6 +6,7 @@
 #   make test       every suite (unit, net, interop, fuzz smoke); one summary line at the end
 #   make demo       two namespaces, XDP steering and the I/O layer, live
 #   make bench      benchmarks, printed as a table
+#   make bench-cc   congestion-control experiments (tests/cc/), CC off and on; plots in docs/cc/
 #   make install    install into $(DESTDIR)$(PREFIX)
 
 PREFIX ?= /usr/local
@@ -55,6 +56,7 @@ DAEMON_MAIN := src/daemon/xrxed.c
 DAEMON_SRCS := $(filter-out $(DAEMON_MAIN),$(wildcard src/daemon/*.c))
 TRANSPORT_SRCS := $(wildcard src/transport/*.c)
 TOOL_SRCS := $(wildcard tools/*.c)
+IMPAIR_SRCS := $(wildcard tools/impair/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
@@ -67,7 +69,7 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 # Only the loader and the tools include the generated skeleton.
-$(call obj,$(DAEMON_SRCS) $(DAEMON_MAIN) $(TOOL_SRCS)): | $(BPF_SKELS)
+$(call obj,$(DAEMON_SRCS) $(DAEMON_MAIN) $(TOOL_SRCS) $(IMPAIR_SRCS)): | $(BPF_SKELS)
 
 $(LIB_WIRE): $(call obj,$(WIRE_SRCS) $(UTIL_SRCS))
 	@mkdir -p $(dir $@)
@@ -95,6 +97,14 @@ BINS += $(BUILD)/bin/xrxe
 $(BUILD)/bin/xrxe: $(call obj,$(TOOL_SRCS)) $(LIB_DAEMON) $(LIB_TRANSPORT) $(LIB_WIRE)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_DAEMON) $(LIBS_WIRE)
+endif
+# xrxe-impair: the tc loss/duplication/corruption/ECN emulator (standalone, for
+# test and bench topologies; tools/impair/, bpf/xrxe_impair.bpf.c).
+ifneq ($(IMPAIR_SRCS),)
+BINS += $(BUILD)/bin/xrxe-impair
+$(BUILD)/bin/xrxe-impair: $(call obj,$(IMPAIR_SRCS)) $(LIB_WIRE)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lbpf -lelf -lz -lmnl
 endif
 
 # The verbs shim (libibverbs.so.1): its own flags and version script.
@@ -144,7 +154,7 @@ $(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(WIRE_SRCS) $(UTIL_SRCS) include/xrxe/*.h
 TEST_BINS := $(UNIT_BINS) $(NET_BINS) $(VERBS_TEST_BINS) $(FUZZ_BINS)
 
 # --- Top-level targets -------------------------------------------------------
-.PHONY: all deps check-deps unit-tests test test-unit test-net test-interop test-fuzz demo bench install clean
+.PHONY: all deps check-deps unit-tests test test-unit test-net test-interop test-fuzz demo bench bench-cc install clean
 .DEFAULT_GOAL := all
 
 all: $(BPF_OBJS) $(BPF_SKELS) $(BINS) $(LIB_WIRE)
@@ -178,10 +188,17 @@ bench: check-deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS) $(NET_BINS)
 	@BUILD=$(BUILD) tests/bench/run.sh
 
+# Not part of `make test`: minutes of traffic whose numbers depend on the
+# machine's load. CC_EXPERIMENTS="E1 E4" runs a subset (tests/cc/run.sh).
+bench-cc: check-deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) tests/cc/run.sh $(CC_EXPERIMENTS)
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
 	install -m 0755 $(BUILD)/bin/xrxe $(DESTDIR)$(PREFIX)/bin/xrxe
 	install -m 0755 $(BUILD)/bin/xrxed $(DESTDIR)$(PREFIX)/sbin/xrxed
+	install -m 0755 $(BUILD)/bin/xrxe-impair $(DESTDIR)$(PREFIX)/sbin/xrxe-impair
 	install -D -m 0755 $(BUILD)/lib/xrxe/libibverbs.so.1 $(DESTDIR)$(PREFIX)/lib/xrxe/libibverbs.so.1
 
 clean:
