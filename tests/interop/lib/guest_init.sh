@@ -6,6 +6,7 @@
 # last, by rename, so N.rc existing means N.out is complete). Jobs run in
 # numeric order of arrival; SHARE/jobs/stop ends the loop and powers off.
 S=/share
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
 mount -t proc proc /proc; mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 mount -t tmpfs tmpfs /tmp; mount -t tmpfs tmpfs /run

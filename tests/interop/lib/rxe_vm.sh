@@ -26,7 +26,7 @@ rxe_vm_unavailable() {
 
 # Modules the initrd loads before the root filesystem exists: virtio PCI,
 # virtio-net, 9p over virtio, overlayfs. Order matters (dependencies first).
-RXE_VM_EARLY_MODULES="drivers/virtio/virtio drivers/virtio/virtio_ring
+RXE_VM_EARLY_MODULES="drivers/virtio/virtio_ring drivers/virtio/virtio
 	drivers/virtio/virtio_pci_legacy_dev drivers/virtio/virtio_pci_modern_dev
 	drivers/virtio/virtio_pci net/core/failover drivers/net/net_failover
 	drivers/net/virtio_net net/9p/9pnet net/9p/9pnet_virtio fs/netfs/netfs
