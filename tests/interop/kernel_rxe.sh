@@ -244,6 +244,7 @@ row() {
 	log=$TMP/$(echo "$desc" | tr -c 'A-Za-z0-9_\n' '_')
 
 	# xrxe serves, the guest connects.
+	local t0=$SECONDS
 	# shellcheck disable=SC2086 # host is a command line
 	ip netns exec "$NS_EP" timeout "$T" "${RUN[@]}" $host >"$log.xrxe-server" 2>&1 &
 	local spid=$! rc
@@ -257,7 +258,8 @@ row() {
 		rc=$?
 		wait "$spid" || rc=1
 	fi
-	report "$kind" "$CFG: $desc (xrxe server, rxe client)" "$rc" "$log.rxe-client" "$log.xrxe-server"
+	report "$kind" "$CFG: $desc (xrxe server, rxe client) [$((SECONDS - t0)) s]" "$rc" "$log.rxe-client" "$log.xrxe-server"
+	t0=$SECONDS
 
 	# The guest serves, xrxe connects.
 	PORT=$((PORT + 1))
@@ -279,7 +281,7 @@ row() {
 	fi
 	guest_wait "$job" || rc=1
 	cp "$SHARE/jobs/$job.out" "$log.rxe-server" 2>/dev/null
-	report "$kind" "$CFG: $desc (rxe server, xrxe client)" "$rc" "$log.xrxe-client" "$log.rxe-server"
+	report "$kind" "$CFG: $desc (rxe server, xrxe client) [$((SECONDS - t0)) s]" "$rc" "$log.xrxe-client" "$log.rxe-server"
 	if [ "${INTEROP_TRACE:-0}" = 1 ]; then
 		tap_diag "rxe0 after: $(rxe_counters | awk '$2 != 0 {printf "%s=%s ", $1, $2}')"
 	fi
@@ -354,6 +356,8 @@ DUMPCAP_PID=$!
 netns_at_exit "kill $DUMPCAP_PID"
 sleep 1
 C0=$(rxe_counters)
+# Development hook: extra guest commands before the clean runs (e.g. a netem delay).
+[ -n "${INTEROP_GUEST_SETUP:-}" ] && guest_run "$INTEROP_GUEST_SETUP"
 
 if [ "${INTEROP_QUICK:-0}" = 1 ]; then
 	CONFIGS=("1500 4")
@@ -380,19 +384,25 @@ wait "$DUMPCAP_PID" 2>/dev/null
 CLEAN_END=$SECONDS
 
 # --- Checks of the clean runs ---------------------------------------------------
-# rxe's counters: no sequence error, retransmission or duplicate on a clean link.
+# rxe's counters. With no loss, rxe's responder must never see a PSN gap
+# (rcvd_seq_err, out_of_seq_request: xrxe sent every PSN in order, ACKed
+# and NAKed right) and no QP may run out of retries. Timer-driven retries
+# are not failures here: under TCG the guest's clock jumps, rxe's
+# retransmit timer fires spuriously (completer_retry_err grows with no
+# packet lost, more so with an added delay; docs/interop.md), and a slow
+# guest may ACK later than xrxe's timeout (duplicate_request). They are
+# reported as diagnostics.
 bad=""
-for k in rcvd_seq_err out_of_seq_request duplicate_request completer_retry_err retry_exceeded_err \
-	retry_rnr_exceeded_err send_err; do
+for k in rcvd_seq_err out_of_seq_request retry_exceeded_err retry_rnr_exceeded_err send_err; do
 	v0=$(awk -v k="$k" '$1 == k {print $2}' <<<"$C0")
 	v1=$(awk -v k="$k" '$1 == k {print $2}' <<<"$C1")
 	[ -n "$v1" ] || continue
 	[ "$((v1 - ${v0:-0}))" -ne 0 ] && bad+=" $k+$((v1 - ${v0:-0}))"
 done
 if [ -n "$C1" ] && [ -z "$bad" ]; then
-	tap_ok "clean runs: rxe0 counters show no sequence error, retry or duplicate"
+	tap_ok "clean runs: rxe0 counters show no sequence error and no retry exhausted"
 else
-	tap_fail "clean runs: rxe0 counters show no sequence error, retry or duplicate:${bad:- (no counters)}"
+	tap_fail "clean runs: rxe0 counters show no sequence error and no retry exhausted:${bad:- (no counters)}"
 fi
 tap_diag "rxe0 counters after the clean runs: $(tr '\n' ' ' <<<"$C1")"
 dmesg_icrc=$(guest_run 'dmesg | grep -ci icrc')
@@ -421,9 +431,19 @@ tap_diag "$out"
 # malformed, no error-level expert item, UDP checksums checked where sent.
 # The one exception is rxe's zero UDP checksum on IPv6 (ref/rxe.md §5.4.1,
 # docs/interop.md): it is tolerated from the guest only.
+# Application payloads are random bytes: Wireshark's upper-layer heuristics
+# (RPC-over-RDMA, SMB Direct, iSER, ...) guess at them and report their own
+# guesses as malformed. They are switched off; the RoCE headers are not.
 TS=(tshark -r "$TMP/clean.pcapng" -o udp.check_checksum:TRUE)
+for h in rpcrdma_infiniband smb_direct_infiniband lnet_ib iser_infiniband sdp_infiniband mellanox_eoib; do
+	TS+=(--disable-heuristic "$h")
+done
+for p in nvme-rdma smc fcoib; do TS+=(--disable-protocol "$p"); done
 nib=$("${TS[@]}" -Y infiniband 2>/dev/null | wc -l)
-errs=$("${TS[@]}" -Y '_ws.malformed || _ws.expert.severity >= "Error"' -T fields \
+# Only RoCE frames are held to the checksum rule: the kernel's own UDP
+# (xrxed's neighbour-resolution nudge to port 9) leaves veth with the
+# checksum offloaded, so the bridge sees it unfinished.
+errs=$("${TS[@]}" -Y '_ws.malformed || (udp.port == 4791 && _ws.expert.severity >= "Error")' -T fields \
 	-e frame.number -e ip.src -e ipv6.src -e udp.checksum -e _ws.expert.message 2>/dev/null)
 zero6=$(awk -F'\t' -v g="$GUEST6" '$3 == g && $4 == "0x0000" && $5 == "Illegal checksum value (0)"' <<<"$errs" | wc -l)
 others=$(awk -F'\t' -v g="$GUEST6" '!($3 == g && $4 == "0x0000" && $5 == "Illegal checksum value (0)") && NF' <<<"$errs")
@@ -434,8 +454,17 @@ else
 	tap_diag "$(head -n 20 <<<"$others")"
 fi
 tap_diag "rxe frames with the IPv6 zero UDP checksum: $zero6"
-x6=$("${TS[@]}" -Y "ipv6.src == $HOST6 && udp.dstport == 4791 && udp.checksum == 0" 2>/dev/null | wc -l)
-tap_diag "xrxe IPv6 frames with a zero UDP checksum: $x6"
+# xrxe puts a real UDP checksum on IPv6 (docs/interop.md); tshark verified
+# each one above (udp.check_checksum), here none may be missing.
+if [ "${INTEROP_QUICK:-0}" != 1 ]; then
+	n6=$("${TS[@]}" -Y "ipv6.src == $HOST6 && udp.dstport == 4791" 2>/dev/null | wc -l)
+	z6=$("${TS[@]}" -Y "ipv6.src == $HOST6 && udp.dstport == 4791 && udp.checksum == 0" 2>/dev/null | wc -l)
+	if [ "$n6" -gt 0 ] && [ "$z6" = 0 ]; then
+		tap_ok "capture: all $n6 IPv6 RoCE frames from xrxe carry a UDP checksum (verified by tshark)"
+	else
+		tap_fail "capture: all $n6 IPv6 RoCE frames from xrxe carry a UDP checksum ($z6 with 0)"
+	fi
+fi
 
 # --- 1% loss each way -----------------------------------------------------------
 # Egress: netem on eth0. Ingress: eth0's ingress redirected to an ifb whose
@@ -448,6 +477,12 @@ tc qdisc add dev eth0 handle ffff: ingress
 tc filter add dev eth0 parent ffff: matchall action mirred egress redirect dev ifb0
 tc qdisc add dev ifb0 root netem loss 1%'
 if out=$(guest_run "$LOSS_SETUP" 2>&1); then
+	# Kept for diagnosis (INTEROP_KEEP); not checked: frames lost on the
+	# guest's ingress were captured before the drop.
+	ip netns exec "$NS_BR" dumpcap -q -i br0 -w "$TMP/loss.pcapng" >>"$TMP/dumpcap.log" 2>&1 &
+	DUMPCAP_PID=$!
+	netns_at_exit "kill $DUMPCAP_PID"
+	sleep 1
 	L0=$(rxe_counters)
 	for c in "1500 4" "9000 6"; do
 		[ "${INTEROP_QUICK:-0}" = 1 ] && [ "$c" != "1500 4" ] && continue
@@ -462,6 +497,8 @@ if out=$(guest_run "$LOSS_SETUP" 2>&1); then
 		integrity 4 $((mtu + ipv + 1))
 	done
 	L1=$(rxe_counters)
+	kill -INT "$DUMPCAP_PID" 2>/dev/null
+	wait "$DUMPCAP_PID" 2>/dev/null
 	drops=$(guest_run 'tc -s qdisc show dev eth0; tc -s qdisc show dev ifb0' |
 		awk '/^qdisc netem/ {q = 1; next} /^qdisc/ {q = 0} q && match($0, /dropped [0-9]+/) {
 			s += substr($0, RSTART + 8, RLENGTH - 8)} END {print s + 0}')
