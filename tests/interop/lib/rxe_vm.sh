@@ -7,9 +7,11 @@
 #   source tests/interop/lib/rxe_vm.sh
 #   rxe_vm_unavailable           prints why QEMU cannot run here (empty: it can)
 #   rxe_vm_prepare               kernel + modules + initrd into $RXE_VM_CACHE (once)
-#   rxe_vm_boot SHARE TAP MAC NS pid in RXE_VM_PID; the guest runs SHARE/agent.sh
+#   rxe_vm_boot SHARE TAP MAC NS pid in RXE_VM_PID; the guest runs SHARE/init.sh
 #                                with eth0 = the (existing) tap TAP in namespace NS
 #
+# The NIC has no option ROM (romfile=): the kernel is loaded directly, no
+# network boot, a faster start.
 # The cache survives between runs (/var/tmp); a fresh machine fills it
 # automatically from the Debian mirror through apt (linux-image-amd64).
 # Preparation holds a lock, so parallel test runs do not race on it.
@@ -100,6 +102,6 @@ rxe_vm_boot() {
 		-virtfs "local,path=$RXE_VM_CACHE/root/lib/modules,mount_tag=mods,security_model=none,readonly=on" \
 		-virtfs "local,path=$share,mount_tag=share,security_model=none" \
 		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no" \
-		-device "virtio-net-pci,netdev=n0,mac=$mac" </dev/null >"$share/qemu.log" 2>&1 &
+		-device "virtio-net-pci,netdev=n0,mac=$mac,romfile=" </dev/null >"$share/qemu.log" 2>&1 &
 	RXE_VM_PID=$!
 }
