@@ -29,7 +29,7 @@ set -uo pipefail
 # Empty this once issue 4 is merged.
 INTEROP_PENDING="srq ud uc"
 
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
 source tests/lib/tap.sh
 tap_require_root "interop with kernel rxe"
@@ -301,8 +301,10 @@ config() {
 	[ "$mtu" -ge 4200 ] && pmtu=4096
 	if [ "$mtu" != "${CUR_MTU:-1500}" ]; then
 		stop_xrxed
-		guest_run "ip link set eth0 mtu $mtu" >/dev/null && set_mtu "$mtu" && start_xrxed ||
-			{ tap_fail "links set to MTU $mtu"; return 1; }
+		if ! guest_run "ip link set eth0 mtu $mtu" >/dev/null || ! set_mtu "$mtu" || ! start_xrxed; then
+			tap_fail "links set to MTU $mtu"
+			return 1
+		fi
 		CUR_MTU=$mtu
 		sleep 1
 	fi
@@ -362,7 +364,7 @@ link_drops() {
 	local tap guest
 	tap=$(cat "/sys/class/net/$TAP/statistics/tx_dropped" 2>/dev/null ||
 		ip netns exec "$NS_BR" cat "/sys/class/net/$TAP/statistics/tx_dropped")
-	guest=$(guest_run 'cd /sys/class/net/eth0/statistics && echo $((rx_dropped + rx_missed_errors + rx_fifo_errors))')
+	guest=$(guest_run 'cd /sys/class/net/eth0/statistics && echo $(($(cat rx_dropped) + $(cat rx_missed_errors) + $(cat rx_fifo_errors)))')
 	echo $((${tap:-0} + ${guest:-0}))
 }
 

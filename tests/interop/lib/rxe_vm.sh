@@ -103,5 +103,6 @@ rxe_vm_boot() {
 		-virtfs "local,path=$share,mount_tag=share,security_model=none" \
 		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no" \
 		-device "virtio-net-pci,netdev=n0,mac=$mac,romfile=" </dev/null >"$share/qemu.log" 2>&1 &
+	# shellcheck disable=SC2034 # the result, for the caller
 	RXE_VM_PID=$!
 }
