@@ -19,7 +19,8 @@ PACKAGES=(
 	libcriterion-dev iproute2 iputils-ping iperf3 tshark python3 kmod
 	# real verbs clients (the shim's users) and the kernel-rxe peer
 	ibverbs-utils perftest rdmacm-utils python3-pyverbs
-	qemu-system-x86 busybox-static
+	# the guest runs kernel rxe through rdma-core's rxe provider (only a Recommends of libibverbs1)
+	qemu-system-x86 busybox-static ibverbs-providers
 	# plots
 	gnuplot-nox
 )

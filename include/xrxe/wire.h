@@ -400,7 +400,8 @@ struct xrxe_pkt_spec {
 		struct in6_addr v6;
 	} saddr, daddr;
 
-	/* UDP (the checksum is sent as 0, as rxe does; A17.3.5.1 allows it) */
+	/* UDP (the transport sends checksum 0 on IPv4, as rxe does, and a real
+	 * one on IPv6: docs/interop.md) */
 	uint16_t sport;
 	uint16_t dport; /* 0 means 4791 */
 	bool udp_csum;  /* compute a real UDP checksum instead (RFC 8200 §8.1 wants

@@ -28,6 +28,11 @@ void xrxe_tpi_spec_init(const struct xrxe_tp_qp *qp, const struct xrxe_av *av,
 	} else {
 		spec->saddr.v6 = av->saddr.v6;
 		spec->daddr.v6 = av->daddr.v6;
+		/* rxe sends UDP checksum 0 on IPv6 too (ref/rxe.md §5.4.1), which
+		 * RFC 8200 §8.1 tells receivers to discard and Wireshark flags. A
+		 * real checksum is accepted by every receiver, rxe included (its
+		 * tunnel socket verifies a non-zero one); docs/interop.md. */
+		spec->udp_csum = true;
 	}
 	spec->sport = qp->sport;
 	spec->pkey = XRXE_DEFAULT_PKEY;

@@ -4,8 +4,12 @@
  * libibverbs, so it runs unchanged on rdma-core with kernel rxe and on xrxe's
  * shim.
  *
- *   server:  rc_integrity -d DEV [-g GIDX] [-p PORT] [-m MIB] [--seed S]
- *   client:  rc_integrity -d DEV [-g GIDX] [-p PORT] [-m MIB] [--seed S] SERVER_IP
+ *   server:  rc_integrity -d DEV [-g GIDX] [-p PORT] [-m MIB] [-s SEED] [-t TIMEOUT]
+ *   client:  rc_integrity -d DEV [-g GIDX] [-p PORT] [-m MIB] [-s SEED] [-t TIMEOUT] SERVER_IP
+ *
+ * TIMEOUT is the QP's local ACK timeout exponent (4.096 us * 2^TIMEOUT,
+ * default 14 = 67 ms). With 7 transport retries it bounds how long a peer
+ * may stall without acknowledging anything before a WR fails.
  *
  * The client moves MIB mebibytes (default 256) three ways, with sizes,
  * offsets and local/remote alignments drawn from a seeded PRNG both sides
@@ -49,6 +53,7 @@ struct opts {
 	const char *dev, *server;
 	int gidx;
 	int port;
+	int timeout;
 	unsigned mib;
 	uint64_t seed;
 };
@@ -255,7 +260,7 @@ static void connect_qps(struct ctx *c, const struct opts *o, const struct peer_i
 			die("modify RTR");
 		a = (struct ibv_qp_attr){
 			.qp_state = IBV_QPS_RTS,
-			.timeout = 14,
+			.timeout = (uint8_t)o->timeout,
 			.retry_cnt = 7,
 			.rnr_retry = 7,
 			.sq_psn = me->psn[q],
@@ -530,24 +535,29 @@ static void client_atomics(struct ctx *c, const struct peer_info *peer)
 static void usage(void)
 {
 	fprintf(stderr, "usage: rc_integrity [-d DEV] [-g GIDX] [-p PORT] [-m MIB] [-s SEED] "
-			"[SERVER]\n");
+			"[-t TIMEOUT] [SERVER]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .gidx = 1, .port = 18999, .mib = 256, .seed = 0x5EED };
+	struct opts o = { .gidx = 1, .port = 18999, .timeout = 14, .mib = 256, .seed = 0x5EED };
 	struct peer_info me = { 0 }, peer;
 	struct ctx c = { 0 };
 	int opt, fd;
 
-	while ((opt = getopt(argc, argv, "d:g:p:m:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:p:m:s:t:")) != -1) {
 		switch (opt) {
 		case 'd': o.dev = optarg; break;
 		case 'g': o.gidx = atoi(optarg); break;
 		case 'p': o.port = atoi(optarg); break;
 		case 'm': o.mib = (unsigned)atoi(optarg); break;
 		case 's': o.seed = strtoull(optarg, NULL, 0); break;
+		case 't':
+			o.timeout = atoi(optarg);
+			if (o.timeout < 0 || o.timeout > 31)
+				usage();
+			break;
 		default: usage();
 		}
 	}

@@ -1,0 +1,39 @@
+#!/bin/bash
+# PID 1 of the kernel-rxe guest (copied to SHARE/init.sh by the interop test).
+# Brings up eth0 and the rxe0 device, then runs jobs the host drops into
+# SHARE/jobs: N.cmd (a bash script) is started in the background as soon as
+# it appears, its output goes to N.out and its exit status to N.rc (written
+# last, by rename, so N.rc existing means N.out is complete). Jobs run in
+# numeric order of arrival; SHARE/jobs/stop ends the loop and powers off.
+S=/share
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+mount -t proc proc /proc; mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mount -t tmpfs tmpfs /tmp; mount -t tmpfs tmpfs /run
+ip link set lo up
+exec >"$S/guest.log" 2>&1
+# shellcheck source=/dev/null
+source "$S/env" # GUEST_IP4 GUEST_IP6 GUEST_MTU
+set -x
+ip link set eth0 mtu "$GUEST_MTU" up
+ip addr add "$GUEST_IP4/24" dev eth0
+ip -6 addr add "$GUEST_IP6/64" dev eth0 nodad
+modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0
+# Loss injection (netem on egress, ifb + netem on ingress) and counters.
+for m in sch_netem ifb act_mirred cls_matchall sch_ingress; do modprobe "$m"; done
+rdma link show
+set +x
+touch "$S/guest.ready"
+n=1
+while [ ! -e "$S/jobs/stop" ]; do
+	if [ -e "$S/jobs/$n.cmd" ]; then
+		(bash "$S/jobs/$n.cmd" >"$S/jobs/$n.out" 2>&1; echo $? >"$S/jobs/$n.rc.tmp"
+		 mv "$S/jobs/$n.rc.tmp" "$S/jobs/$n.rc") &
+		n=$((n + 1))
+		continue
+	fi
+	sleep 0.1
+done
+sync
+echo o >/proc/sysrq-trigger
+sleep 10

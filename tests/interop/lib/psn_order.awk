@@ -1,0 +1,27 @@
+# Does any RoCE sender skip a PSN? Input: tshark -T fields of
+#   ip.src ipv6.src udp.srcport bth.destqp bth.opcode bth.psn frame.number reth.dmalen
+# Requests of one flow (source address and port, destination QP) must
+# advance one PSN per packet (a READ request by its response count) or go
+# back (a retransmission). A jump of more than 65536 is a new connection
+# reusing the QPN with a fresh random start PSN, not a skip: no message
+# here spans that many packets.
+BEGIN { FS = "\t" }
+{
+	k = $1 $2 ":" $3 "/" $4; op = $5 + 0; psn = $6 + 0; oc = op % 32
+	if (oc >= 13 && oc <= 18) next # READ responses, ACKs, atomic ACKs
+	if (k in np) {
+		d = (psn - np[k] + 16777216) % 16777216
+		if (d > 0 && d <= 65536) {
+			print "frame " $7 " from " $1 $2 " to QP " $4 ": PSN " psn ", expected " np[k]
+			bad++
+		}
+	}
+	n = 1
+	if (oc == 12) { # RDMA READ request: the responses use one PSN each (path MTU >= 1024 here)
+		n = int(($8 + 1023) / 1024)
+		if (n < 1) n = 1
+	}
+	np[k] = (psn + n) % 16777216
+	reqs++
+}
+END { print reqs + 0 " requests, " bad + 0 " skipped PSNs" }
