@@ -9,6 +9,7 @@
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -321,7 +322,24 @@ struct route_ans {
 	uint32_t oif;
 	bool has_gw;
 	uint8_t gw[16];
+	uint8_t hoplimit; /* RTAX_HOPLIMIT of the route, 0 if it has none */
 };
+
+/* RTAX_HOPLIMIT inside a route's RTA_METRICS nest, 0 if absent. */
+static uint8_t route_metric_hoplimit(const struct nlattr *metrics)
+{
+	const struct nlattr *m;
+
+	mnl_attr_for_each_nested(m, metrics) {
+		if (mnl_attr_get_type(m) == RTAX_HOPLIMIT &&
+		    mnl_attr_get_payload_len(m) == sizeof(uint32_t)) {
+			uint32_t v = mnl_attr_get_u32(m);
+
+			return v > 255 ? 255 : (uint8_t)v;
+		}
+	}
+	return 0;
+}
 
 static int route_cb(const struct nlmsghdr *nlh, void *data)
 {
@@ -343,7 +361,36 @@ static int route_cb(const struct nlmsghdr *nlh, void *data)
 		r->has_gw = true;
 		memcpy(r->gw, gw, alen);
 	}
+	if (a.tb[RTA_METRICS] && mnl_attr_validate(a.tb[RTA_METRICS], MNL_TYPE_NESTED) == 0)
+		r->hoplimit = route_metric_hoplimit(a.tb[RTA_METRICS]);
 	return MNL_CB_OK;
+}
+
+/* The hop limit the kernel would use on a route without its own: IPv4's
+ * net.ipv4.ip_default_ttl, IPv6's per-interface hop_limit (both per network
+ * namespace: /proc/sys/net is the reader's). 64 if unreadable. */
+static uint8_t default_hop_limit(const struct xrxe_nl *nl, int family)
+{
+	char path[96], buf[16];
+	unsigned long v;
+	ssize_t n;
+	int fd;
+
+	if (family == AF_INET)
+		snprintf(path, sizeof(path), "/proc/sys/net/ipv4/ip_default_ttl");
+	else
+		snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/hop_limit",
+			 nl->cfg.ifname);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 64;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 64;
+	buf[n] = 0;
+	v = strtoul(buf, NULL, 10);
+	return v >= 1 && v <= 255 ? (uint8_t)v : 64;
 }
 
 struct neigh_ans {
@@ -462,7 +509,7 @@ int xrxe_nl_resolve(struct xrxe_nl *nl, const struct ibv_ah_attr *ah, uint64_t n
 
 	memset(av, 0, sizeof(*av));
 	av->tclass = ah->grh.traffic_class;
-	av->hop_limit = ah->grh.hop_limit;
+	av->hop_limit = ah->grh.hop_limit; /* kept for multicast; a route replaces it below */
 	av->flow_label = ah->grh.flow_label & 0xfffff;
 	xrxe_devpage_mac(nl->cfg.dp, av->smac);
 	if (xrxe_gid_is_v4(dgid)) {
@@ -510,6 +557,12 @@ int xrxe_nl_resolve(struct xrxe_nl *nl, const struct ibv_ah_attr *ah, uint64_t n
 	if (r.type != RTN_UNICAST || r.oif != nl->cfg.ifindex)
 		return -ENETUNREACH;
 	hop = r.has_gw ? (const void *)r.gw : (const void *)&av->daddr;
+	/* The hop limit comes from the route, not the application, as the
+	 * kernel's RDMA core does for every RoCE address vector
+	 * (ib_resolve_eth_dmac -> rdma_addr_find_l2_eth_by_grh: the route's
+	 * ip4_dst_hoplimit / ip6_dst_hoplimit). ibv_rc_pingpong asks for 1,
+	 * which would stop at the first router. */
+	av->hop_limit = r.hoplimit ? r.hoplimit : default_hop_limit(nl, family);
 
 	err = get_neigh(nl, family, hop, &n);
 	if (err && err != -ENOENT) {
@@ -530,8 +583,10 @@ int xrxe_nl_resolve(struct xrxe_nl *nl, const struct ibv_ah_attr *ah, uint64_t n
 	return -EAGAIN;
 
 local:
-	/* One host, two QPs: the daemon loops these frames back itself. */
+	/* One host, two QPs: the daemon loops these frames back itself. The
+	 * kernel's route to a local address has no hop-limit metric either. */
 	memcpy(av->dmac, av->smac, 6);
+	av->hop_limit = default_hop_limit(nl, family);
 	return 0;
 }
 

@@ -61,7 +61,10 @@ setup() {
 		ip -n "${d%%:*}" link set "${d#*:}" up || return 1
 	done
 	ns_exec "$NS_R" sysctl -qw net.ipv4.ip_forward=1 || return 1
-	ip -n "$NS_A" route add 10.79.2.0/24 via $IP_RA &&
+	# hop limits (checked below): A's route carries a metric, B uses its
+	# namespace's default TTL
+	ns_exec "$NS_B" sysctl -qw net.ipv4.ip_default_ttl=61 || return 1
+	ip -n "$NS_A" route add 10.79.2.0/24 via $IP_RA hoplimit 77 &&
 		ip -n "$NS_B" route add 10.79.1.0/24 via $IP_RB || return 1
 	ns_exec "$NS_A" ping -c1 -W2 $IP_B >/dev/null
 }
@@ -180,6 +183,15 @@ n_cnp=$(tshark -r "$TMP/plain.pcap" -Y "infiniband.bth.opcode == 0x81" 2>/dev/nu
 [ "$(awk '{print $2}' <<<"$a_tos")" = 0x6a ] && [ "$(awk '{print $2}' <<<"$b_tos")" = 0x02 ] && [ "$n_cnp" = 0 ] &&
 	tap_ok "data leaves ECT(0): A with DSCP 26 (tos 0x6a), B with the app's DSCP 0 (0x02); no CNP" ||
 	{ tap_fail "data leaves ECT(0) with the configured DSCP"; tap_diag "A: $a_tos / B: $b_tos / CNPs $n_cnp"; }
+
+# The IP hop limit comes from the route, as the kernel's RDMA core sets it
+# (rdma_addr_find_l2_eth_by_grh), not from the application's GRH: A's route
+# says 77; B's route has no metric, so B's default TTL 61, minus R's hop.
+a_ttl=$(tshark -r "$TMP/plain.pcap" -Y "ip.src == $IP_A && infiniband" -T fields -e ip.ttl 2>/dev/null | sort -u | tr '\n' ' ')
+b_ttl=$(tshark -r "$TMP/plain.pcap" -Y "ip.src == $IP_B && infiniband" -T fields -e ip.ttl 2>/dev/null | sort -u | tr '\n' ' ')
+[ "$a_ttl" = "77 " ] && [ "$b_ttl" = "60 " ] &&
+	tap_ok "hop limit from the route: A's frames TTL 77 (route metric), B's 61 (default) - 1 at R" ||
+	{ tap_fail "hop limit from the route"; tap_diag "A TTLs: $a_ttl / B TTLs (after R): $b_ttl"; }
 
 # (2) CE marks at R: CNPs from B, A's rate drops
 ns_exec "$NS_R" tc qdisc add dev "$IF_RA" clsact &&
