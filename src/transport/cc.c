@@ -66,19 +66,35 @@ uint8_t xrxe_tpi_cc_tclass(const struct xrxe_tp *tp, uint8_t av_tclass)
 	return (uint8_t)(dscp << 2 | (p->enabled ? p->data_ecn : 0));
 }
 
-/* The rate changed: the pending gap follows (ref/dcqcn.md §5), a released
- * limiter leaves the wheel. */
-static void rate_changed(struct xrxe_tp_qp *qp, uint64_t old_rc)
+/* The rate a QP's frames are paced to, 0 = not paced: its DCQCN rate while
+ * limited; otherwise the ceiling with line_rate_pacing (a NIC port of
+ * rp_max_rate serialises every QP at that speed; on a faster link such as
+ * veth nothing else would, and a QP released by DCQCN would burst at the
+ * link's speed into a bottleneck of the port's), else none. */
+static uint64_t pace_bps(const struct xrxe_tp_qp *qp)
+{
+	const struct xrxe_tp *tp = qp->tp;
+
+	if (__builtin_expect(!qp->cc.rp.limited, 1))
+		return tp->cc.enabled && tp->cc.line_rate_pacing ? tp->cc_max_bps : 0;
+	return qp->cc.rp.rc;
+}
+
+/* The rate changed from old_bps (the QP's Rc before; the ceiling when it was
+ * not limited): the pending gap follows (ref/dcqcn.md §5); a QP no longer
+ * paced leaves the wheel. */
+static void rate_changed(struct xrxe_tp_qp *qp, uint64_t old_bps)
 {
 	struct tp_cc *c = &qp->cc;
+	uint64_t now_bps = pace_bps(qp);
 
-	if (!c->rp.limited) {
+	if (!now_bps) {
 		xrxe_pacer_cancel(&qp->tp->pacer, &c->wait);
 		return;
 	}
-	if (c->rp.rc == old_rc)
+	if (now_bps == old_bps)
 		return;
-	xrxe_edt_rescale(&c->edt, old_rc, c->rp.rc, qp->tp->now);
+	xrxe_edt_rescale(&c->edt, old_bps, now_bps, qp->tp->now);
 	if (c->wait.queued)
 		xrxe_pacer_schedule(&qp->tp->pacer, &c->wait, c->edt.next);
 }
@@ -179,7 +195,7 @@ bool xrxe_tpi_cc_may_send(struct xrxe_tp_qp *qp)
 	struct xrxe_tp *tp = qp->tp;
 	struct tp_cc *c = &qp->cc;
 
-	if (__builtin_expect(!c->rp.limited, 1) || c->edt.next <= tp->now)
+	if (!pace_bps(qp) || c->edt.next <= tp->now)
 		return true;
 	if (!c->wait.queued)
 		tp->stats.paced++;
@@ -191,12 +207,13 @@ void xrxe_tpi_cc_sent(struct xrxe_tp_qp *qp, uint32_t bytes)
 {
 	struct xrxe_tp *tp = qp->tp;
 	struct tp_cc *c = &qp->cc;
-	uint64_t old;
+	uint64_t old = pace_bps(qp);
 
-	if (__builtin_expect(!c->rp.limited, 1))
+	if (!old)
 		return;
-	xrxe_edt_sent(&c->edt, bytes, c->rp.rc, tp->now);
-	old = c->rp.rc;
+	xrxe_edt_sent(&c->edt, bytes, old, tp->now);
+	if (!c->rp.limited)
+		return; /* paced at the ceiling only: no DCQCN state to move */
 	xrxe_dcqcn_sent(&c->rp, &tp->cc, tp->cc_max_bps, bytes, tp->now);
 	rate_changed(qp, old);
 }

@@ -97,7 +97,8 @@ bool xrxe_np_ce(struct xrxe_np *np, uint64_t min_gap_ns, uint64_t now);
  *
  * EDT: after a frame of n bytes at rate R the next may leave at
  * base + n*8e9/R ns, base = the previous release, or now if the QP was idle
- * longer than XRXE_PACER_SLACK_NS (an idle QP banks no burst). The division
+ * longer than XRXE_PACER_SLACK_NS or this frame's gap n*8e9/R, whichever is
+ * longer (an idle QP banks no burst beyond one frame). The division
  * remainder is carried, so release times are exact, not rounded per frame.
  * ------------------------------------------------------------------------- */
 #define XRXE_PACER_SLACK_NS 10000ull /* catch up after a late wake-up, no more */

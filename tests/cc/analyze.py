@@ -103,7 +103,7 @@ plot '%(queue)s' using 1:2 with lines title 'phantom queue (10 ms samples)', \\
        "line": rate_bps * 8 / 1e6, "ymax": rate_bps * 8 / 1e6 * 1.6})
         if cc_files:
             f.write("set output '%s-ccrate.png'\n" % prefix)
-            f.write("set title '%s: DCQCN RP rate per QP (xrxe qp, 250 ms samples)'\n" % label)
+            f.write("set title '%s: DCQCN RP rate of the limited QPs (xrxe qp, polled every 0.25 s or slower)'\n" % label)
             f.write("set ylabel 'Mbit/s'\n")
             f.write("plot " + ", ".join("'%s' using 1:2 with linespoints pt 7 ps 0.4 title '%s'"
                                           % (os.path.abspath(n), t) for n, t in cc_files) + "\n")
@@ -222,6 +222,7 @@ def main():
         tag = os.path.basename(path)[3:-6]
         best = {}
         cc_series = {}
+        limited = set()
         with open(path) as f:
             for line in f:
                 parts = line.split(" ", 1)
@@ -238,8 +239,14 @@ def main():
                         cc_series.setdefault(q["qpn"], []).append(
                             ((int(parts[0]) - t0) / 1e9, cc.get("rate_mbps"),
                              cc.get("target_mbps"), cc.get("alpha")))
+                        if cc.get("limited"):
+                            limited.add(q["qpn"])
         retrans += sum(best.values())
+        # Only QPs whose rate limiter ever engaged: the others (receivers,
+        # every QP with CC off) sit at the maximum and say nothing.
         for qpn, pts in cc_series.items():
+            if qpn not in limited:
+                continue
             name = os.path.join(d, "cc-%s-%d.dat" % (tag, qpn))
             with open(name, "w") as f:
                 f.write("# t_s rate_mbps target_mbps alpha\n")

@@ -4,7 +4,7 @@
 # invocation. Not part of make test: minutes long, and the numbers depend on
 # how busy the machine is.
 #
-#   tests/cc/run.sh [E1] [E2] [E4] [E6]      (default: all four)
+#   tests/cc/run.sh [E1] [E2] [E4] [E6] [E7]   (default: all five)
 #
 #   E1  incast: 2, 4 and 8 RC QPs (two sender namespaces, half the QPs each)
 #       into one receiver through the bottleneck
@@ -13,6 +13,9 @@
 #   E4  random loss 0.1 % and 1 % at the bottleneck (xrxe-impair --loss)
 #   E6  the NP's CNP limiter: every ECT packet marked (phantom rate 1 Mbit/s,
 #       Kmin = Kmax = 0); CNPs per second against np_min_time_between_cnps
+#   E7  pacing accuracy: one QP held at CC_PACING_RATES (100 250 500 Mbit/s)
+#       by one CNP a second, htb out of the way; its frames at the router
+#       against the set rate (tests/cc/pacing.py)
 #
 # Topology (tests/cc/topo.sh): sN -> router -> d, veths at MTU 9000; the
 # router's egress toward d is htb at CC_RATE + a CC_QLIMIT byte FIFO, with
@@ -37,8 +40,10 @@
 # "CC not available" and the "off" runs are today's behaviour.
 #
 # Environment: CC_RATE (1gbit), CC_QLIMIT (1mb), CC_DURATION seconds per run
-# (4; E2 uses 1.5x), CC_OUT (docs/cc: results.md + PNGs), CC_KEEP=1 keeps the
-# raw samples in CC_OUT/raw/.
+# (4; E2 uses 1.5x); CC_PARAMS (DCQCN parameters of CC-on runs, below),
+# CC_MODES ("off on"), CC_E1_QPS ("2 4 8"), CC_ECN (extra xrxe-impair marking
+# options), CC_PACING_RATES, CC_OUT (docs/cc: results.md + PNGs), CC_KEEP=1
+# keeps the raw samples in CC_OUT/raw/.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
@@ -52,6 +57,37 @@ RUN=("$XRXE" run --)
 DUR=${CC_DURATION:-4}
 OUT=${CC_OUT:-docs/cc}
 ANALYZE=$PWD/tests/cc/analyze.py
+MODES=${CC_MODES:-off on}      # CC_MODES=on: skip the CC-off runs while tuning
+E1_QPS=${CC_E1_QPS:-2 4 8}
+PACING_RATES=${CC_PACING_RATES:-100 250 500}
+ECN_OPTS=${CC_ECN-}            # extra xrxe-impair marking options (--ecn-kmin ...)
+# DCQCN parameters for every CC-on run (CC_PARAMS= for NVIDIA's defaults),
+# for the default CC_RATE of 1 Gbit/s (another rate: rp_max_rate = 1.2 x it).
+# NVIDIA's defaults are tuned for a 100 Gbit/s NIC whose CNPs come every few
+# microseconds; here the bottleneck is 1 Gbit/s, a 4 KiB frame takes 33 us
+# on it and a QP's CNPs come every hundreds of us, on a shared 2-core host.
+# Why each (docs/cc/README.md "Parameters" has the runs behind them):
+#   rp_max_rate=1200 line_rate_pacing=1
+#                           the senders' port runs at 1.2 Gbit/s: veth has no
+#                           speed of its own (ethtool says 10 Gbit/s), so a QP
+#                           at its ceiling burst whole 64 KiB messages at CPU
+#                           speed into the 1 Gbit/s queue and was marked while
+#                           it used 75 % of the link; 20 % above the
+#                           bottleneck lets a sender catch up after a CPU stall
+#                           and still leaves DCQCN a queue to resolve
+#   rp_dce_tcp_rtt=50       alpha period = the DCQCN author's 50-55 us (ref
+#   rp_dce_tcp_g=960        §1.7, g = 1/16 as in his ns-3): with 1 us and
+#                           g = 5/1024 alpha decays in ~200 us, long before the
+#                           next CNP, and every cut is ~0.3 %
+#   rp_rate_reduce_monitor_period=50, np_min_time_between_cnps=50
+#                           one cut / one CNP per alpha period (author: 50 us)
+#   rp_ai_rate=1 rp_hai_rate=5 rp_threshold=5
+#                           increase steps scaled to 1 Gbit/s (HPCC: AI, HAI
+#                           ∝ bandwidth, 5/50 Mb/s at 25 G -> 0.2/2 at 1 G;
+#                           1 Mb/s is the smallest step) and the paper's F = 5:
+#                           NVIDIA's 5/50/F=1 recovers 8 QPs faster than the
+#                           CNPs cut them and the FIFO overflows again
+CC_PARAMS=${CC_PARAMS-rp_max_rate=1200 line_rate_pacing=1 rp_dce_tcp_rtt=50 rp_dce_tcp_g=960 rp_rate_reduce_monitor_period=50 np_min_time_between_cnps=50 rp_ai_rate=1 rp_hai_rate=5 rp_threshold=5}
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "bench-cc: needs root (namespaces, XDP, tc)"
@@ -65,7 +101,7 @@ HAVE_GNUPLOT=1
 command -v gnuplot >/dev/null || { HAVE_GNUPLOT=0; echo "bench-cc: gnuplot not installed: no plots"; }
 
 experiments=("$@")
-[ ${#experiments[@]} -eq 0 ] && experiments=(E1 E2 E4 E6)
+[ ${#experiments[@]} -eq 0 ] && experiments=(E1 E2 E4 E6 E7)
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 netns_tmpdir TMP
@@ -81,10 +117,11 @@ RESULTS=$OUT/results.md
 	echo
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) before;"
 	echo "bottleneck htb $CC_RATE + bfifo $CC_QLIMIT, xrxe-impair ECN on a $CC_RATE phantom queue;"
-	echo "$DUR s per run; command: \`CC_RATE=$CC_RATE CC_QLIMIT=$CC_QLIMIT CC_DURATION=$DUR tests/cc/run.sh ${experiments[*]}\`"
+	echo "$DUR s per run; CC-on parameters (\`xrxe cc set\` on every endpoint): \`${CC_PARAMS:-NVIDIA defaults}\`;"
+	echo "command: \`CC_RATE=$CC_RATE CC_QLIMIT=$CC_QLIMIT CC_DURATION=$DUR tests/cc/run.sh ${experiments[*]}\`"
 	echo
-	echo "| run | CC | util | Jain p50 / min (10 ms) | phantom q p50 / p99 KB | FIFO p50 / p99 KB | marks/s | CNPs/s | retrans | drops | perftest Gbit/s |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| run | CC | util | Jain p50 / min (10 ms) | phantom q p50 / p99 KB | FIFO p50 / p99 KB | marks/s | CNPs/s | retrans | drops | perftest Gbit/s | load |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$RESULTS"
 
 # --- endpoints ---------------------------------------------------------------------
@@ -130,9 +167,9 @@ cc_mode() {
 	while read -r ns ifc tag; do
 		if [ "$1" = on ]; then
 			ns_exec "$ns" "$XRXE" cc enable "$ifc" || return 1
-			if [ -n "${CC_SET:-}" ]; then
+			if [ -n "$CC_PARAMS${CC_SET:-}" ]; then
 				# shellcheck disable=SC2086
-				ns_exec "$ns" "$XRXE" cc set "$ifc" $CC_SET || return 1
+				ns_exec "$ns" "$XRXE" cc set "$ifc" $CC_PARAMS ${CC_SET:-} || return 1
 			fi
 		elif cc_available; then
 			ns_exec "$ns" "$XRXE" cc disable "$ifc" || return 1
@@ -196,14 +233,15 @@ stats_snapshot() { # N: xrxe stats of every endpoint into statsN-TAG.json
 run() {
 	local name=$1 cc=$2 nexp=$3 total=$4 p
 	shift 5
+	[[ " $MODES " == *" $cc "* ]] || return 0
 	RUNDIR=$TMP/$name-cc$cc
 	mkdir -p "$RUNDIR"
 	if [ "$cc" = on ] && ! cc_available; then
-		echo "| $name | on | CC not available | | | | | | | | |" >>"$RESULTS"
+		echo "| $name | on | CC not available | | | | | | | | | |" >>"$RESULTS"
 		return
 	fi
 	if ! cc_mode "$cc"; then
-		echo "| $name | $cc | could not switch CC $cc | | | | | | | | |" >>"$RESULTS"
+		echo "| $name | $cc | could not switch CC $cc | | | | | | | | | |" >>"$RESULTS"
 		return
 	fi
 	echo "bench-cc: $name, CC $cc"
@@ -238,20 +276,21 @@ run() {
 	[ "$HAVE_GNUPLOT" = 1 ] && plot=(--plot "$OUT/$name-cc$cc")
 	if ! python3 "$ANALYZE" "$RUNDIR" --rate-bps "$RATE_BPS" --label "$name, CC $cc" \
 		--flows-expected "$nexp" "${plot[@]}" >"$RUNDIR/metrics.json"; then
-		echo "| $name | $cc | analysis failed | | | | | | | | |" >>"$RESULTS"
+		echo "| $name | $cc | analysis failed | | | | | | | | | |" >>"$RESULTS"
 		return
 	fi
 	[ "$HAVE_GNUPLOT" = 1 ] && gnuplot "$RUNDIR/plot.gp" 2>/dev/null
-	python3 - "$RUNDIR/metrics.json" "$name" "$cc" >>"$RESULTS" <<'EOF'
+	python3 - "$RUNDIR/metrics.json" "$name" "$cc" "$(cut -d' ' -f1 /proc/loadavg)" >>"$RESULTS" <<'EOF'
 import json, sys
 m = json.load(open(sys.argv[1]))
 f = lambda x, fmt="%s": "n/a" if x is None else fmt % x
-print("| %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s | %s | %s |" % (
+print("| %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s | %s | %s | %s |" % (
     sys.argv[2], sys.argv[3], f(m.get("util") and 100 * m["util"], "%.0f %%"),
     f(m.get("jain_median"), "%.3f"), f(m.get("jain_min"), "%.3f"),
     f(m.get("q_p50_kb")), f(m.get("q_p99_kb")), f(m.get("fifo_p50_kb")), f(m.get("fifo_p99_kb")),
     f(m.get("marks_per_s"), "%.0f"), f(m.get("cnps_per_s"), "%.0f") if m.get("cnps_per_s") is not None else "n/a (no CC counters)",
-    m.get("retransmits"), f(m.get("drops")), " + ".join("%.2f" % g for g in m.get("perftest_gbps", [])) or "n/a"))
+    m.get("retransmits"), f(m.get("drops")), " + ".join("%.2f" % g for g in m.get("perftest_gbps", [])) or "n/a",
+    sys.argv[4]))
 EOF
 	cat "$RUNDIR/metrics.json"
 	if [ "${CC_KEEP:-0}" = 1 ]; then
@@ -262,7 +301,8 @@ EOF
 
 # impair_default: the bottleneck's ECN marking, optional extra options.
 impair_default() {
-	ns_exec "$NS_R" "$IMPAIR" "$IF_RD" --ecn-rate "$CC_RATE" --ecn-limit "$CC_QLIMIT" --flows "$@" >/dev/null
+	# shellcheck disable=SC2086
+	ns_exec "$NS_R" "$IMPAIR" "$IF_RD" --ecn-rate "$CC_RATE" --ecn-limit "$CC_QLIMIT" $ECN_OPTS --flows "$@" >/dev/null
 }
 
 # Between experiments: daemons and namespaces go, the samples stay.
@@ -282,7 +322,7 @@ for e in "${experiments[@]}"; do
 	E1)
 		endpoints_up 2 || exit 1
 		impair_default
-		for n in 2 4 8; do
+		for n in $E1_QPS; do
 			for cc in off on; do
 				run "E1-incast-$n" $cc $n "$DUR" -- "1:$((n / 2)):$DUR:0" "2:$((n / 2)):$DUR:0"
 			done
@@ -328,8 +368,30 @@ else:
 EOF
 		fi
 		teardown ;;
+	E7)
+		# Pacing accuracy on the real wire: one QP held at a set rate. Every
+		# ECT packet is marked, but np_min_time_between_cnps=1 s lets one CNP
+		# a second through; the first sets Rc = rp_rate_to_set_on_first_cnp,
+		# rp_min_dec_fac=100 makes every cut a no-op and the timer and byte
+		# counter are too long to raise it, so Rc stays at the set rate. The
+		# htb is raised to 10 Gbit/s so that only the pacer limits; the rate
+		# is measured at the router (xrxe-impair --flows counts Ethernet frame
+		# bytes, as the pacer does).
+		endpoints_up 1 || exit 1
+		ns_exec "$NS_R" tc class change dev "$IF_RD" parent 1: classid 1:1 htb \
+			rate 10gbit ceil 10gbit burst 32k cburst 32k quantum 60000
+		ns_exec "$NS_R" "$IMPAIR" "$IF_RD" --ecn-rate 1mbit --ecn-kmin 0 --ecn-kmax 0 \
+			--ecn-limit "$CC_QLIMIT" --flows >/dev/null
+		PACING=()
+		for r in $PACING_RATES; do
+			CC_PARAMS="rp_rate_to_set_on_first_cnp=$r rp_min_dec_fac=100 rp_ai_rate=1 rp_hai_rate=1 rp_time_reset=1000000 rp_byte_reset=4294967295 np_min_time_between_cnps=1000000" \
+				MODES=on run "E7-pacing-$r" on 1 "$DUR" -- "1:1:$DUR:0"
+			PACING+=("$r:$TMP/E7-pacing-$r-ccon")
+		done
+		python3 tests/cc/pacing.py "${PACING[@]}" >>"$RESULTS"
+		teardown ;;
 	*)
-		echo "bench-cc: unknown experiment '$e' (E1 E2 E4 E6)"
+		echo "bench-cc: unknown experiment '$e' (E1 E2 E4 E6 E7)"
 		exit 2 ;;
 	esac
 done

@@ -381,6 +381,22 @@ Test(dcqcn_pacer, idle_and_slack)
 	cr_assert_eq(e.next, T0 + 1008 * US);
 }
 
+/* At a low rate the slack is the frame's own gap: 1000 B at 10 Mb/s = 800 us.
+ * A wake-up 700 us late (longer than the 10 us floor, shorter than a gap)
+ * keeps the grid, so the average rate holds; one 900 us late starts over. */
+Test(dcqcn_pacer, slack_is_one_gap_at_low_rates)
+{
+	struct xrxe_edt e = { 0 };
+	const uint64_t r = 10 * MBPS;
+
+	xrxe_edt_sent(&e, 1000, r, T0);
+	cr_assert_eq(e.next, T0 + 800 * US);
+	xrxe_edt_sent(&e, 1000, r, T0 + 1500 * US); /* 700 us late */
+	cr_assert_eq(e.next, T0 + 1600 * US);
+	xrxe_edt_sent(&e, 1000, r, T0 + 2500 * US); /* 900 us late */
+	cr_assert_eq(e.next, T0 + 3300 * US);
+}
+
 Test(dcqcn_pacer, rescale_pending_gap)
 {
 	struct xrxe_edt e = { 0 };

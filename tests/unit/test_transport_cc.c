@@ -240,6 +240,45 @@ Test(transport_cc, unmarked_qp_is_never_delayed)
 	xrxe_tph_pair_fini(&e.p);
 }
 
+/* line_rate_pacing: without a single mark the QP is paced at rp_max_rate, as
+ * a port of that speed would serialise it: 512 KiB of WRITEs (plus headers)
+ * at 1 Gb/s take at least 4.19 ms; DCQCN never engages; data intact. */
+Test(transport_cc, line_rate_pacing_paces_an_unlimited_qp_at_the_ceiling)
+{
+	struct xrxe_tp_cc_params cc = test_params();
+	struct xrxe_tp_qp_info ia;
+	struct xrxe_tp_stats sa;
+	struct ibv_wc wc[64];
+	unsigned done = 0;
+	uint64_t t0;
+	struct env e;
+	int n;
+
+	cc.rp_max_rate = 1000;
+	cc.line_rate_pacing = 1;
+	env_init(&e, &cc);
+	t0 = e.p.h.now;
+	post_writes(&e);
+	for (unsigned k = 0; k < 100000 && done < NMSG; k++) {
+		run_slice(&e.p.h, 20 * US);
+		while ((n = xrxe_tph_poll_cq(e.p.ca, wc, 64)) > 0)
+			for (int i = 0; i < n; i++, done++)
+				cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+	}
+	cr_assert_eq(done, NMSG);
+	cr_assert_eq(memcmp(abuf, bbuf, sizeof(abuf)), 0);
+	cr_assert_geq(e.p.h.now - t0, NMSG * MSG * 8ull * 1000 / 1000 /* ns at 1 Gb/s */,
+		      "paced at 1 Gb/s: %lu us", (unsigned long)((e.p.h.now - t0) / US));
+	/* and not much slower: the pacer keeps the rate (headers < 2 %) */
+	cr_assert_lt(e.p.h.now - t0, NMSG * MSG * 8ull * 1000 / 1000 * 11 / 10);
+	xrxe_tph_info(e.p.a, &ia);
+	xrxe_tp_get_stats(e.p.h.side[0].tp, &sa);
+	cr_assert(!ia.cc_limited, "DCQCN never engaged");
+	cr_assert_gt(sa.paced, 0);
+	cr_assert_eq(e.p.h.opcode_count[1][XRXE_OP_CNP], 0);
+	xrxe_tph_pair_fini(&e.p);
+}
+
 /* CC disabled: data is not ECN-capable, CE marks are counted but answered
  * with nothing. */
 Test(transport_cc, disabled_sends_no_cnp)
