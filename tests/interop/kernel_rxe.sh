@@ -112,6 +112,10 @@ fi
 
 # --- The guest ----------------------------------------------------------------
 cp tests/interop/lib/guest_init.sh "$SHARE/init.sh"
+# Our own test programs run in the guest from the share: the guest sees the
+# host's root filesystem, but mounts its own tmpfs on /tmp (and /run), where a
+# checkout (CI's clean clone, a git worktree) may live.
+mkdir -p "$SHARE/bin" && cp "$INTEGRITY" "$SHARE/bin/"
 printf 'GUEST_IP4=%s\nGUEST_IP6=%s\nGUEST_MTU=1500\n' "$GUEST4" "$GUEST6" >"$SHARE/env"
 # A helper the jobs source: wait until a TCP port listens, then say so.
 cat >"$SHARE/lib.sh" <<'EOF'
@@ -217,15 +221,17 @@ report() {
 	done
 }
 
-# fill TEMPLATE DEV GID: the command line for one side.
+# fill TEMPLATE DEV GID BINDIR: the command line for one side (@BIN@: where
+# our own test programs are on that side).
 fill() {
 	local c=${1//@DEV@/$2}
 	c=${c//@GID@/$3}
+	c=${c//@BIN@/$4}
 	echo "${c//@PORT@/$PORT}"
 }
 
 # row KIND DESC COMMAND...: COMMAND with @DEV@ and @GID@ (the local device
-# and GID index) and @PORT@, run once with xrxe as server and the guest as
+# and GID index), @BIN@ and @PORT@, run once with xrxe as server and the guest as
 # client, then the other way round. The out-of-band TCP exchange always uses
 # IPv4; the GID index alone picks the RoCE address family.
 row() {
@@ -235,8 +241,8 @@ row() {
 	ROWS=$((ROWS + 1))
 	local tmpl="$*" host guest log
 	PORT=$((PORT + 1))
-	host=$(fill "$tmpl" "$DEV" "$HOST_GID")
-	guest=$(fill "$tmpl" rxe0 "$GUEST_GID")
+	host=$(fill "$tmpl" "$DEV" "$HOST_GID" "$SHARE/bin")
+	guest=$(fill "$tmpl" rxe0 "$GUEST_GID" /share/bin)
 	log=$TMP/$(echo "$desc" | tr -c 'A-Za-z0-9_\n' '_')
 
 	# xrxe serves, the guest connects.
@@ -259,8 +265,8 @@ row() {
 
 	# The guest serves, xrxe connects.
 	PORT=$((PORT + 1))
-	host=$(fill "$tmpl" "$DEV" "$HOST_GID")
-	guest=$(fill "$tmpl" rxe0 "$GUEST_GID")
+	host=$(fill "$tmpl" "$DEV" "$HOST_GID" "$SHARE/bin")
+	guest=$(fill "$tmpl" rxe0 "$GUEST_GID" /share/bin)
 	guest_submit "timeout $T $guest & pid=\$!; echo \$pid >/share/jobs/\$JOB.pid; ready_when_listening $PORT \$JOB; wait \$pid"
 	local job=$JOB i=0
 	while [ ! -e "$SHARE/jobs/$job.ready" ] && [ ! -e "$SHARE/jobs/$job.rc" ] && [ $i -lt $((T * 10)) ]; do
@@ -344,7 +350,7 @@ perftests() {
 integrity() { # MIB SEED [TIMEOUT]
 	local t=()
 	[ -n "${3:-}" ] && t=(-t "$3")
-	row rc "rc_integrity -m $1 ${t[*]}" "$INTEGRITY" -d @DEV@ -g @GID@ -m "$1" -s "$2" "${t[@]}" -p @PORT@
+	row rc "rc_integrity -m $1 ${t[*]}" @BIN@/rc_integrity -d @DEV@ -g @GID@ -m "$1" -s "$2" "${t[@]}" -p @PORT@
 }
 
 # rxe's port counters, as NAME VALUE lines.
