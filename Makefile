@@ -176,9 +176,12 @@ test: check-deps
 
 unit-tests: $(UNIT_BINS)
 
-test-%: check-deps
+# One suite: make test-unit | test-net | test-interop | test-fuzz. (Explicit
+# targets: make applies no pattern rule to a .PHONY target.)
+SUITE_TARGETS := test-unit test-net test-interop test-fuzz
+$(SUITE_TARGETS): check-deps
 	@$(MAKE) --no-print-directory tests
-	@BUILD=$(BUILD) tests/run.sh $*
+	@BUILD=$(BUILD) tests/run.sh $(@:test-%=%)
 
 demo: check-deps
 	@$(MAKE) --no-print-directory all $(NET_BINS)
