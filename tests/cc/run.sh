@@ -61,6 +61,12 @@ ANALYZE=$PWD/tests/cc/analyze.py
 MODES=${CC_MODES:-off on}      # CC_MODES=on: skip the CC-off runs while tuning
 E1_QPS=${CC_E1_QPS:-2 4 8}
 PACING_RATES=${CC_PACING_RATES:-100 250 500}
+# Marking: xrxe-impair's defaults (Kmin 4 KB, Kmax 16 KB per Gbit/s, Pmax 20 %)
+# are kept although Kmin is one 4 KiB frame and marks two frames that arrive
+# together (DCQCN then holds the link near 85 %): 32/128 KB gave 88-93 %
+# utilisation but the FIFO overflowed at 4 and 8 QPs (QPs limited by their
+# daemon's CPU share recover to rp_max_rate and burst); 8/32 and 16/64 KB lost
+# the queue at 8 QPs too (docs/cc/README.md, "Second round").
 ECN_OPTS=${CC_ECN-}            # extra xrxe-impair marking options (--ecn-kmin ...)
 DAEMON_NICE=${CC_NICE:--10}   # the xrxeds' nice level
 PERFTEST_OPTS=${CC_PERFTEST-}  # extra ib_write_bw options (client and server), e.g. -e
