@@ -17,6 +17,7 @@ export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
 source tests/lib/tap.sh
 tap_require_root "congestion control over xrxe"
 source tests/lib/netns.sh
+source tests/lib/verbs.sh
 
 XRXED=$PWD/$BUILD/bin/xrxed
 XRXE=$PWD/$BUILD/bin/xrxe
@@ -141,14 +142,6 @@ fi
 
 # --- the wire -------------------------------------------------------------------
 PORT=18700
-wait_listen() {
-	local i
-	for i in $(seq 200); do
-		ns_exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
-		sleep 0.05
-	done
-	return 1
-}
 
 # capture NAME: dumpcap on R's interface towards A (sees A's data before
 # the marker, which runs at tc ingress, and B's CNPs on their way out)

@@ -11,6 +11,7 @@ export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
 source tests/lib/tap.sh
 tap_require_root "verbs programs over xrxe"
 source tests/lib/netns.sh
+source tests/lib/verbs.sh
 
 XRXED=$PWD/$BUILD/bin/xrxed
 RUN=("$PWD/$BUILD/bin/xrxe" run --)
@@ -32,69 +33,7 @@ done
 
 netns_tmpdir TMP
 
-# start_daemons: xrxed on both ends of the current pair; waits for the sockets.
-start_daemons() {
-	ns_bg "$NS_A" sh -c "exec \"$XRXED\" \"$IF_A\" >>\"$TMP/xrxed-a.log\" 2>&1"
-	PID_A=$NETNS_LAST_PID
-	ns_bg "$NS_B" sh -c "exec \"$XRXED\" \"$IF_B\" >>\"$TMP/xrxed-b.log\" 2>&1"
-	PID_B=$NETNS_LAST_PID
-	netns_wait_file "/run/xrxe/$IF_A.sock" 10 && netns_wait_file "/run/xrxe/$IF_B.sock" 10
-}
-
-stop_daemons() {
-	kill "$PID_A" "$PID_B" 2>/dev/null
-	wait "$PID_A" "$PID_B" 2>/dev/null
-}
-
-# wait_listen NS PORT: until a TCP listener on PORT exists in NS.
-wait_listen() {
-	local i
-	for i in $(seq 200); do
-		ns_exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
-# pair DESC SERVER_NS CLIENT_NS PORT -- SERVER_ARGS -- CLIENT_ARGS
-# Runs the server in the background and the client in the foreground, both
-# through the shim with a timeout; ok if both exit 0. Logs are kept on failure.
-pair() {
-	local desc=$1 sns=$2 cns=$3 port=$4
-	shift 4
-	[ "$1" = -- ] && shift
-	local sargs=() cargs=()
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do sargs+=("$1"); shift; done
-	shift
-	cargs=("$@")
-	local log=$TMP/$(echo "$desc" | tr -c 'A-Za-z0-9_\n' '_')
-	ns_exec "$sns" timeout "$T" "${RUN[@]}" "${sargs[@]}" >"$log.server" 2>&1 &
-	local spid=$!
-	if ! wait_listen "$sns" "$port"; then
-		kill "$spid" 2>/dev/null
-		wait "$spid" 2>/dev/null
-		tap_fail "$desc (server did not start)"
-		sed 's/^/#   server: /' "$log.server" | tail -n 20
-		return 1
-	fi
-	ns_exec "$cns" timeout "$T" "${RUN[@]}" "${cargs[@]}" >"$log.client" 2>&1
-	local crc=$?
-	wait "$spid"
-	local src=$?
-	if [ $crc -eq 0 ] && [ $src -eq 0 ]; then
-		tap_ok "$desc"
-		# The client's report (perftest's table, pingpong's rate), as comments.
-		grep -E '^ *[0-9]+ +[0-9]+ |iters in|bytes in' "$log.client" | tail -n 3 | sed 's/^/#   /'
-		return 0
-	fi
-	tap_fail "$desc (server exit $src, client exit $crc)"
-	sed 's/^/#   server: /' "$log.server" | tail -n 15
-	sed 's/^/#   client: /' "$log.client" | tail -n 15
-	return 1
-}
-
 PORT=18600
-next_port() { PORT=$((PORT + 1)); }
 
 check_devinfo() {
 	local ns=$1 ifc=$2 ip4=$3 out
