@@ -283,6 +283,31 @@ static void count_adjust(struct xrxe_ctrl *ctrl, enum obj_type t, int d)
 		*p[t] = (uint32_t)((int)*p[t] + d);
 }
 
+/* --- shared-memory rings, within each connection's budget ------------- */
+
+/* A ring for a connection, within its memory budget. */
+static int conn_ring(struct conn *c, const char *kind, uint32_t nslots, uint32_t elem,
+		     struct xrxe_shm *shm)
+{
+	char name[32];
+	int err;
+
+	if (c->ring_bytes + xrxe_ring_bytes(nslots, elem) > MAX_RING_BYTES_PER_CONN)
+		return -ENOMEM;
+	snprintf(name, sizeof(name), "xrxe-%s-%u", kind, ++c->ctrl->ring_seq);
+	err = xrxe_shm_ring_create(name, nslots, elem, shm);
+	if (!err)
+		c->ring_bytes += shm->size;
+	return err;
+}
+
+/* Give back a ring of conn_ring (its bytes return to the budget). */
+static void conn_ring_free(struct conn *c, struct xrxe_shm *shm)
+{
+	c->ring_bytes -= shm->size;
+	xrxe_shm_destroy(shm);
+}
+
 /* --- destroying objects (explicit DESTROY_* and connection teardown) ----- */
 
 /* A multicast group no QP of this daemon is attached to any more. */
@@ -302,9 +327,8 @@ static int destroy_qp(struct obj_qp *q)
 	 * after this. */
 	xrxe_tp_mcast_detach_all(c->ctrl->cfg.tp, q->qp, mcast_left, c->ctrl);
 	xrxe_tp_qp_destroy(c->ctrl->cfg.tp, q->qp);
-	c->ring_bytes -= q->sq.size + q->rq.size;
-	xrxe_shm_destroy(&q->sq);
-	xrxe_shm_destroy(&q->rq);
+	conn_ring_free(c, &q->sq);
+	conn_ring_free(c, &q->rq);
 	count_adjust(c->ctrl, OBJ_QP, -1);
 	obj_free(&q->o);
 	return 0;
@@ -357,8 +381,7 @@ static int destroy_cq(struct obj_cq *q)
 		return err; /* -EBUSY: a QP still uses it */
 	if (q->ch)
 		q->ch->refs--;
-	c->ring_bytes -= q->ring.size;
-	xrxe_shm_destroy(&q->ring);
+	conn_ring_free(c, &q->ring);
 	count_adjust(c->ctrl, OBJ_CQ, -1);
 	obj_free(&q->o);
 	return 0;
@@ -371,8 +394,7 @@ static int destroy_srq(struct obj_srq *q)
 
 	if (err)
 		return err; /* -EBUSY: a QP still uses it */
-	c->ring_bytes -= q->ring.size;
-	xrxe_shm_destroy(&q->ring);
+	conn_ring_free(c, &q->ring);
 	count_adjust(c->ctrl, OBJ_SRQ, -1);
 	obj_free(&q->o);
 	return 0;
@@ -833,22 +855,6 @@ static int op_create_channel(struct conn *c, const void *req, int *fds, struct r
 	return 0;
 }
 
-/* A ring for a connection, within its memory budget. */
-static int conn_ring(struct conn *c, const char *kind, uint32_t nslots, uint32_t elem,
-		     struct xrxe_shm *shm)
-{
-	char name[32];
-	int err;
-
-	if (c->ring_bytes + xrxe_ring_bytes(nslots, elem) > MAX_RING_BYTES_PER_CONN)
-		return -ENOMEM;
-	snprintf(name, sizeof(name), "xrxe-%s-%u", kind, ++c->ctrl->ring_seq);
-	err = xrxe_shm_ring_create(name, nslots, elem, shm);
-	if (!err)
-		c->ring_bytes += shm->size;
-	return err;
-}
-
 static int op_create_cq(struct conn *c, const void *req, int *fds, struct reply *r)
 {
 	const struct xrxe_ctrl_create_cq *q = req;
@@ -894,8 +900,7 @@ static int op_create_cq(struct conn *c, const void *req, int *fds, struct reply 
 	return 0;
 
 err_ring:
-	c->ring_bytes -= cq->ring.size;
-	xrxe_shm_destroy(&cq->ring);
+	conn_ring_free(c, &cq->ring);
 err_obj:
 	obj_free(&cq->o);
 	return err;
@@ -923,13 +928,11 @@ static int op_resize_cq(struct conn *c, const void *req, int *fds, struct reply 
 		return err;
 	err = xrxe_tp_cq_resize(c->ctrl->cfg.tp, cq->cq, xrxe_shm_ring(&ring), nslots);
 	if (err) {
-		c->ring_bytes -= ring.size;
-		xrxe_shm_destroy(&ring);
+		conn_ring_free(c, &ring);
 		return err;
 	}
 	/* The core no longer looks at the old ring. */
-	c->ring_bytes -= cq->ring.size;
-	xrxe_shm_destroy(&cq->ring);
+	conn_ring_free(c, &cq->ring);
 	cq->ring = ring;
 
 	struct xrxe_ctrl_create_cq_reply *rep = REPLY(r, struct xrxe_ctrl_create_cq_reply);
@@ -1047,12 +1050,10 @@ static int op_create_qp(struct conn *c, const void *req, int *fds, struct reply 
 
 err_rq:
 	if (!srq) {
-		c->ring_bytes -= qp->rq.size;
-		xrxe_shm_destroy(&qp->rq);
+		conn_ring_free(c, &qp->rq);
 	}
 err_sq:
-	c->ring_bytes -= qp->sq.size;
-	xrxe_shm_destroy(&qp->sq);
+	conn_ring_free(c, &qp->sq);
 err_obj:
 	obj_free(&qp->o);
 	return err;
@@ -1219,8 +1220,7 @@ static int op_create_srq(struct conn *c, const void *req, int *fds, struct reply
 	return 0;
 
 err_ring:
-	c->ring_bytes -= srq->ring.size;
-	xrxe_shm_destroy(&srq->ring);
+	conn_ring_free(c, &srq->ring);
 err_obj:
 	obj_free(&srq->o);
 	return err;
