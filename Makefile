@@ -102,7 +102,7 @@ endif
 # test and bench topologies; tools/impair/, bpf/xrxe_impair.bpf.c).
 ifneq ($(IMPAIR_SRCS),)
 BINS += $(BUILD)/bin/xrxe-impair
-$(BUILD)/bin/xrxe-impair: $(call obj,$(IMPAIR_SRCS)) $(LIB_WIRE)
+$(BUILD)/bin/xrxe-impair: $(call obj,$(IMPAIR_SRCS)) $(LIB_DAEMON) $(LIB_WIRE)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lbpf -lelf -lz -lmnl
 endif

@@ -25,6 +25,7 @@
 #include <linux/if_link.h>
 #include <linux/magic.h>
 
+#include "daemon/bpf_log.h"
 #include "util/log.h"
 #include "xrxe_steer.skel.h"
 
@@ -67,60 +68,6 @@ const char *xrxe_steer_counter_name(enum xrxe_steer_counter c)
 	return counter_names[c];
 }
 
-/* --- libbpf messages ---------------------------------------------------------
- * libbpf prints warnings for every failure it sees, several lines each (and
- * the whole verifier log on a rejected load). Each function here reports its
- * own failure in one line, so while one runs libbpf's output goes to the debug
- * level; the one line worth showing, the kernel's extack text ("Kernel error
- * message: ..."), is kept and folded into our error. */
-
-static char extack[256];
-static unsigned quiet_depth;
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	static const char tag[] = "Kernel error message: ";
-	char *msg = NULL, *hit;
-	size_t len;
-
-	if (vasprintf(&msg, fmt, ap) < 0)
-		return 0;
-	len = strlen(msg);
-	while (len && msg[len - 1] == '\n')
-		msg[--len] = '\0';
-	hit = strstr(msg, tag);
-	if (hit)
-		snprintf(extack, sizeof(extack), "%s", hit + sizeof(tag) - 1);
-	if (level == LIBBPF_WARN && !quiet_depth && !hit)
-		xrxe_warn("%s", msg);
-	else
-		xrxe_dbg("%s", msg);
-	free(msg);
-	return 0;
-}
-
-/* Bracket every public entry point: installs the print hook (cheap, so on
- * every call rather than behind a once-flag) and silences libbpf's warnings. */
-static void quiet_begin(void)
-{
-	libbpf_set_print(libbpf_print);
-	quiet_depth++;
-	extack[0] = '\0';
-}
-
-static void quiet_end(void)
-{
-	quiet_depth--;
-}
-
-/* ": kernel says: X" when the last netlink call came with an extack. */
-static const char *extack_suffix(char *buf, size_t size)
-{
-	if (!extack[0])
-		return "";
-	snprintf(buf, size, " (kernel: %s)", extack);
-	return buf;
-}
 
 /* --- finding our program ------------------------------------------------------ */
 
@@ -297,11 +244,11 @@ int xrxe_steer_query(const char *ifname, struct xrxe_steer_state *state)
 	unsigned int ifindex;
 	int err;
 
-	quiet_begin();
+	xrxe_bpf_quiet_begin();
 	err = steer_ifindex(ifname, &ifindex);
 	if (!err)
 		err = steer_inspect(ifname, ifindex, state, NULL);
-	quiet_end();
+	xrxe_bpf_quiet_end();
 	return err;
 }
 
@@ -404,7 +351,6 @@ static int load_and_attach(const char *ifname, unsigned int ifindex, enum xrxe_s
 	struct bpf_prog_info info = { 0 };
 	__u32 info_len = sizeof(info);
 	struct xrxe_steer *skel;
-	char why[300];
 	int prog_fd, err;
 
 	skel = xrxe_steer__open();
@@ -427,7 +373,7 @@ static int load_and_attach(const char *ifname, unsigned int ifindex, enum xrxe_s
 	}
 	prog_fd = bpf_program__fd(skel->progs.xrxe_steer);
 
-	extack[0] = '\0';
+	xrxe_bpf_extack_clear();
 	/* UPDATE_IF_NOEXIST: never replace a program that appeared after our query. */
 	err = bpf_xdp_attach((int)ifindex, prog_fd, XDP_FLAGS_UPDATE_IF_NOEXIST | mode_flags[mode],
 			     NULL);
@@ -437,7 +383,7 @@ static int load_and_attach(const char *ifname, unsigned int ifindex, enum xrxe_s
 				 ifname);
 		else
 			xrxe_err("%s: cannot attach XDP in %s mode: %s%s", ifname, mode_names[mode],
-				 strerror(-err), extack_suffix(why, sizeof(why)));
+				 strerror(-err), xrxe_bpf_extack_suffix());
 		goto out_destroy;
 	}
 	if (!bpf_obj_get_info_by_fd(prog_fd, &info, &info_len))
@@ -467,7 +413,7 @@ int xrxe_steer_attach_port(const char *ifname, enum xrxe_steer_mode mode, uint16
 	if (!udp_port)
 		udp_port = XRXE_STEER_DEFAULT_UDP_PORT;
 
-	quiet_begin();
+	xrxe_bpf_quiet_begin();
 	err = steer_ifindex(ifname, &ifindex);
 	if (err)
 		goto out;
@@ -504,7 +450,7 @@ int xrxe_steer_attach_port(const char *ifname, enum xrxe_steer_mode mode, uint16
 out_maps:
 	maps_close(&maps);
 out:
-	quiet_end();
+	xrxe_bpf_quiet_end();
 	return err;
 }
 
@@ -518,10 +464,9 @@ int xrxe_steer_detach(const char *ifname)
 	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
 	struct xrxe_steer_state st;
 	unsigned int ifindex;
-	char why[300];
 	int err;
 
-	quiet_begin();
+	xrxe_bpf_quiet_begin();
 	err = steer_ifindex(ifname, &ifindex);
 	if (err)
 		goto out;
@@ -548,7 +493,7 @@ int xrxe_steer_detach(const char *ifname)
 	}
 	/* REPLACE with the program we inspected: if it changed since, the kernel
 	 * refuses instead of detaching somebody else's. */
-	extack[0] = '\0';
+	xrxe_bpf_extack_clear();
 	err = bpf_xdp_detach((int)ifindex, XDP_FLAGS_REPLACE | mode_flags[st.mode], &opts);
 	close(opts.old_prog_fd);
 	if (err) {
@@ -557,14 +502,14 @@ int xrxe_steer_detach(const char *ifname)
 				 ifname);
 		else
 			xrxe_err("%s: cannot detach XDP program id %u: %s%s", ifname, st.prog_id,
-				 strerror(-err), extack_suffix(why, sizeof(why)));
+				 strerror(-err), xrxe_bpf_extack_suffix());
 		goto out;
 	}
 	unpin_maps(ifname);
 	xrxe_dbg("%s: detached %s (prog id %u, %s mode)", ifname, XRXE_STEER_PROG_NAME, st.prog_id,
 		 mode_names[st.mode]);
 out:
-	quiet_end();
+	xrxe_bpf_quiet_end();
 	return err;
 }
 
@@ -578,7 +523,7 @@ int xrxe_steer_open_maps(const char *ifname, struct xrxe_steer_maps *maps)
 
 	maps->stats_fd = maps->xsks_fd = -1;
 	maps->stats_entries = 0;
-	quiet_begin();
+	xrxe_bpf_quiet_begin();
 	err = steer_ifindex(ifname, &ifindex);
 	if (!err)
 		err = steer_inspect(ifname, ifindex, &st, maps);
@@ -586,7 +531,7 @@ int xrxe_steer_open_maps(const char *ifname, struct xrxe_steer_maps *maps)
 		xrxe_err("%s: xrxe steering is not attached", ifname);
 		err = -ENOENT;
 	}
-	quiet_end();
+	xrxe_bpf_quiet_end();
 	return err;
 }
 

@@ -27,6 +27,7 @@
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 
+#include "daemon/bpf_log.h"
 #include "util/log.h"
 #include "xrxe_impair.skel.h"
 
@@ -46,37 +47,6 @@ _Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == XRXE_IMPAIR_C
 const char *impair_counter_name(enum xrxe_impair_counter c)
 {
 	return (unsigned)c < XRXE_IMPAIR_COUNTER_COUNT ? counter_names[c] : "?";
-}
-
-/* libbpf reports every failure in several lines; ours are one line each, so
- * its messages go to the debug level, except the kernel's extack text, which
- * is kept to be folded into our own message. */
-static char extack[256];
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	static const char tag[] = "Kernel error message: ";
-	char *msg = NULL, *hit;
-	size_t len;
-
-	(void)level;
-	if (vasprintf(&msg, fmt, ap) < 0)
-		return 0;
-	len = strlen(msg);
-	while (len && msg[len - 1] == '\n')
-		msg[--len] = '\0';
-	hit = strstr(msg, tag);
-	if (hit)
-		snprintf(extack, sizeof(extack), " (kernel: %s)", hit + sizeof(tag) - 1);
-	xrxe_dbg("%s", msg);
-	free(msg);
-	return 0;
-}
-
-static void libbpf_quiet(void)
-{
-	libbpf_set_print(libbpf_print);
-	extack[0] = '\0';
 }
 
 static const char *perm_hint(int err)
@@ -196,15 +166,15 @@ int impair_find(const char *ifname, unsigned int ifindex, struct impair_handle *
 	int prog_fd, err;
 
 	handle_init(h, ifindex);
-	libbpf_quiet();
+	xrxe_bpf_quiet_begin();
 	hook_init(&hook, ifindex);
 	err = bpf_tc_query(&hook, &opts);
 	/* No clsact qdisc at all comes back as EINVAL ("parent not found"). */
 	if (err == -ENOENT || err == -EINVAL)
 		return -ENOENT;
 	if (err) {
-		xrxe_err("%s: cannot query tc filters: %s%s%s", ifname, strerror(-err), extack,
-			 perm_hint(err));
+		xrxe_err("%s: cannot query tc filters: %s%s%s", ifname, strerror(-err),
+			 xrxe_bpf_extack_suffix(), perm_hint(err));
 		return err;
 	}
 	prog_fd = bpf_prog_get_fd_by_id(opts.prog_id);
@@ -257,7 +227,7 @@ int impair_attach(const char *ifname, unsigned int ifindex, struct xrxe_impair_c
 	int err;
 
 	handle_init(h, ifindex);
-	libbpf_quiet();
+	xrxe_bpf_quiet_begin();
 	skel = xrxe_impair__open_and_load();
 	if (!skel) {
 		err = -errno;
@@ -272,7 +242,7 @@ int impair_attach(const char *ifname, unsigned int ifindex, struct xrxe_impair_c
 		created = true;
 	} else if (err != -EEXIST) {
 		xrxe_err("%s: cannot create the clsact qdisc: %s%s%s", ifname, strerror(-err),
-			 extack, perm_hint(err));
+			 xrxe_bpf_extack_suffix(), perm_hint(err));
 		goto out;
 	}
 	cfg->flags = (cfg->flags & ~XRXE_IMPAIR_F_OWN_CLSACT) |
@@ -282,7 +252,7 @@ int impair_attach(const char *ifname, unsigned int ifindex, struct xrxe_impair_c
 		goto out_hook;
 
 	opts.prog_fd = bpf_program__fd(skel->progs.xrxe_impair);
-	extack[0] = '\0';
+	xrxe_bpf_extack_clear();
 	/* No BPF_TC_F_REPLACE: never take over a filter that appeared since
 	 * impair_find() looked. */
 	err = bpf_tc_attach(&hook, &opts);
@@ -290,10 +260,10 @@ int impair_attach(const char *ifname, unsigned int ifindex, struct xrxe_impair_c
 		if (err == -EINVAL && !created)
 			xrxe_err("%s: cannot attach to clsact egress: %s%s (is the existing ingress "
 				 "qdisc a plain 'ingress' rather than 'clsact'?)", ifname,
-				 strerror(-err), extack);
+				 strerror(-err), xrxe_bpf_extack_suffix());
 		else
 			xrxe_err("%s: cannot attach the tc filter: %s%s%s", ifname, strerror(-err),
-				 extack, perm_hint(err));
+				 xrxe_bpf_extack_suffix(), perm_hint(err));
 		goto out_hook;
 	}
 	h->prog_id = opts.prog_id;
@@ -400,13 +370,13 @@ int impair_clear(const char *ifname, const struct impair_handle *h, bool *remove
 	int err;
 
 	*removed_qdisc = false;
-	libbpf_quiet();
+	xrxe_bpf_quiet_begin();
 	bpf_map_lookup_elem(h->cfg_fd, &key, &cfg); /* unreadable: flags 0, keep the qdisc */
 	hook_init(&hook, h->ifindex);
 	err = bpf_tc_detach(&hook, &opts);
 	if (err) {
-		xrxe_err("%s: cannot remove the tc filter: %s%s%s", ifname, strerror(-err), extack,
-			 perm_hint(err));
+		xrxe_err("%s: cannot remove the tc filter: %s%s%s", ifname, strerror(-err),
+			 xrxe_bpf_extack_suffix(), perm_hint(err));
 		return err;
 	}
 	if (!(cfg.flags & XRXE_IMPAIR_F_OWN_CLSACT))
@@ -427,7 +397,7 @@ int impair_clear(const char *ifname, const struct impair_handle *h, bool *remove
 	err = bpf_tc_hook_destroy(&hook);
 	if (err) {
 		xrxe_err("%s: filter removed, but cannot delete the clsact qdisc: %s%s", ifname,
-			 strerror(-err), extack);
+			 strerror(-err), xrxe_bpf_extack_suffix());
 		return err;
 	}
 	*removed_qdisc = true;
