@@ -30,18 +30,9 @@ from pyverbs.xrcd import XRCD, XRCDInitAttr
 import ctypes
 import mmap
 
-failures = 0
-count = 0
+import pyverbs_tap as tap
+from pyverbs_tap import ok, poll
 
-
-def ok(cond, desc):
-    global failures, count
-    count += 1
-    print(("ok" if cond else "not ok") + " %d - %s" % (count, desc))
-    sys.stdout.flush()
-    if not cond:
-        failures += 1
-    return cond
 
 
 def section(name, fn):
@@ -53,14 +44,6 @@ def section(name, fn):
         for line in traceback.format_exc().splitlines()[-6:]:
             print("# " + line)
 
-
-def poll(cq, n, timeout=5.0):
-    wcs = []
-    end = time.monotonic() + timeout
-    while len(wcs) < n and time.monotonic() < end:
-        got, lst = cq.poll(n - len(wcs))
-        wcs.extend(lst[:got])
-    return wcs
 
 
 dev = sys.argv[1]
@@ -199,7 +182,7 @@ def rc_traffic():
        "ibv_query_qp: RTS, dest_qp_num %#x" % attr.dest_qp_num)
 
 
-# --- UC / UD (transport part A completes them; failures here are reported) -----------
+# --- UC / UD ------------------------------------------------------------------------
 
 def uc_traffic():
     cq = CQ(ctx, 64)
@@ -605,7 +588,7 @@ def cq_ex():
 
 section("queries", queries)
 if gid is None:
-    print("1..%d" % count)
+    print("1..%d" % tap.count)
     sys.exit(1)
 section("RC traffic", rc_traffic)
 section("UC traffic", uc_traffic)
@@ -618,5 +601,5 @@ section("resize CQ", resize_cq)
 section("ibv_wr_* builders", wr_builders)
 section("unsupported", unsupported)
 section("extended CQ", cq_ex)
-print("1..%d" % count)
-sys.exit(1 if failures else 0)
+print("1..%d" % tap.count)
+sys.exit(1 if tap.failures else 0)

@@ -9,7 +9,6 @@
 import errno
 import struct
 import sys
-import time
 
 import pyverbs.enums as e
 from pyverbs.addr import AHAttr, GlobalRoute
@@ -21,15 +20,9 @@ from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
-failures = 0
+import pyverbs_tap as tap
+from pyverbs_tap import ok, poll
 
-
-def ok(cond, desc):
-    global failures
-    print(("ok" if cond else "not ok") + " - " + desc)
-    sys.stdout.flush()
-    if not cond:
-        failures += 1
 
 
 def expect_err(fn, code, desc):
@@ -40,14 +33,6 @@ def expect_err(fn, code, desc):
         return
     ok(False, desc + " (no error)")
 
-
-def poll(cq, n, timeout=5.0):
-    wcs = []
-    end = time.monotonic() + timeout
-    while len(wcs) < n and time.monotonic() < end:
-        got, lst = cq.poll(n - len(wcs))
-        wcs.extend(lst[:got])
-    return wcs
 
 
 dev = sys.argv[1]
@@ -212,4 +197,4 @@ cq.close()
 pd.close()
 ctx.close()
 ok(True, "objects destroyed")
-sys.exit(1 if failures else 0)
+sys.exit(1 if tap.failures else 0)
