@@ -310,7 +310,9 @@ static int filter_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static int count_filters(unsigned int ifindex, __u32 parent, unsigned *n)
+/* One rtnetlink dump of tc objects (RTM_GETTFILTER, RTM_GETQDISC) on
+ * ifindex, parent as given (0: any), each answer through cb. */
+static int tc_dump(uint16_t type, unsigned int ifindex, __u32 parent, mnl_cb_t cb, void *data)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct mnl_socket *nl;
@@ -320,7 +322,6 @@ static int count_filters(unsigned int ifindex, __u32 parent, unsigned *n)
 	ssize_t ret;
 	int err = 0;
 
-	*n = 0;
 	nl = mnl_socket_open(NETLINK_ROUTE);
 	if (!nl)
 		return -errno;
@@ -330,12 +331,12 @@ static int count_filters(unsigned int ifindex, __u32 parent, unsigned *n)
 	}
 	portid = mnl_socket_get_portid(nl);
 	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_GETTFILTER;
+	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	nlh->nlmsg_seq = seq;
 	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
 	tcm->tcm_family = AF_UNSPEC;
-	tcm->tcm_ifindex = (int)ifindex;
+	tcm->tcm_ifindex = (int)ifindex; /* the kernel dumps only this device */
 	tcm->tcm_parent = parent;
 	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
 		err = -errno;
@@ -347,7 +348,7 @@ static int count_filters(unsigned int ifindex, __u32 parent, unsigned *n)
 			err = -errno;
 			break;
 		}
-		ret = mnl_cb_run(buf, (size_t)ret, seq, portid, filter_cb, n);
+		ret = mnl_cb_run(buf, (size_t)ret, seq, portid, cb, data);
 		if (ret <= MNL_CB_STOP) {
 			if (ret < 0)
 				err = -errno;
@@ -357,6 +358,12 @@ static int count_filters(unsigned int ifindex, __u32 parent, unsigned *n)
 out:
 	mnl_socket_close(nl);
 	return err;
+}
+
+static int count_filters(unsigned int ifindex, __u32 parent, unsigned *n)
+{
+	*n = 0;
+	return tc_dump(RTM_GETTFILTER, ifindex, parent, filter_cb, n);
 }
 
 int impair_clear(const char *ifname, const struct impair_handle *h, bool *removed_qdisc)
@@ -465,51 +472,10 @@ static int qdisc_cb(const struct nlmsghdr *nlh, void *data)
 
 int impair_root_qdisc_stats(unsigned int ifindex, struct impair_qdisc_stats *st)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct qdisc_dump d = { .ifindex = ifindex, .st = st };
-	unsigned int seq = (unsigned int)time(NULL), portid;
-	struct mnl_socket *nl;
-	struct nlmsghdr *nlh;
-	struct tcmsg *tcm;
-	ssize_t ret;
-	int err = 0;
 
 	memset(st, 0, sizeof(*st));
-	nl = mnl_socket_open(NETLINK_ROUTE);
-	if (!nl)
-		return -errno;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		err = -errno;
-		goto out;
-	}
-	portid = mnl_socket_get_portid(nl);
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_GETQDISC;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
-	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
-	tcm->tcm_family = AF_UNSPEC;
-	tcm->tcm_ifindex = (int)ifindex; /* the kernel dumps only this device */
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
-		err = -errno;
-		goto out;
-	}
-	for (;;) {
-		ret = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-		if (ret < 0) {
-			err = -errno;
-			break;
-		}
-		ret = mnl_cb_run(buf, (size_t)ret, seq, portid, qdisc_cb, &d);
-		if (ret <= MNL_CB_STOP) {
-			if (ret < 0)
-				err = -errno;
-			break;
-		}
-	}
-out:
-	mnl_socket_close(nl);
-	return err;
+	return tc_dump(RTM_GETQDISC, ifindex, 0, qdisc_cb, &d);
 }
 
 /* --- reading ---------------------------------------------------------------- */
