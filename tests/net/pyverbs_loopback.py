@@ -30,8 +30,8 @@ from pyverbs.xrcd import XRCD, XRCDInitAttr
 import ctypes
 import mmap
 
-import pyverbs_tap as tap
-from pyverbs_tap import ok, poll
+import pyverbs_util as tap
+from pyverbs_util import ok, poll, rts_attr
 
 
 
@@ -103,19 +103,7 @@ def ah_attr():
 def connect(a, b, qp_type, access=ACCESS):
     """RESET -> RTS on both, each pointing at the other."""
     for q, peer in ((a, b), (b, a)):
-        attr = QPAttr(qp_state=e.IBV_QPS_RTS, port_num=1)
-        attr.ah_attr = ah_attr()
-        attr.dest_qp_num = peer.qp_num
-        attr.path_mtu = e.IBV_MTU_1024
-        attr.qp_access_flags = access
-        attr.max_dest_rd_atomic = 4
-        attr.max_rd_atomic = 4
-        attr.min_rnr_timer = 1
-        attr.timeout = 14
-        attr.retry_cnt = 7
-        attr.rnr_retry = 7
-        attr.rq_psn = 0
-        attr.sq_psn = 0
+        attr = rts_attr(gid, gid_index, peer.qp_num, access)
         q.to_rts(attr)  # pyverbs picks the attributes each transition of qp_type needs
 
 

@@ -11,7 +11,6 @@ import struct
 import sys
 
 import pyverbs.enums as e
-from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
@@ -20,8 +19,8 @@ from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
-import pyverbs_tap as tap
-from pyverbs_tap import ok, poll
+import pyverbs_util as tap
+from pyverbs_util import ok, poll, rts_attr
 
 
 
@@ -63,20 +62,7 @@ expect_err(lambda: qp.post_recv(RecvWR(num_sge=1, sg=[SGE(B, 16, mr.lkey)])), er
 
 # Connect the QP to itself: the daemon loops packets to its own GIDs back.
 gid = ctx.query_gid(1, gid_index)
-attr = QPAttr(qp_state=e.IBV_QPS_RTS, port_num=1)
-attr.ah_attr = AHAttr(is_global=1, port_num=1,
-                      gr=GlobalRoute(dgid=gid, sgid_index=gid_index, hop_limit=64))
-attr.dest_qp_num = qp.qp_num
-attr.path_mtu = e.IBV_MTU_1024
-attr.qp_access_flags = ACCESS
-attr.max_dest_rd_atomic = 4
-attr.max_rd_atomic = 4
-attr.min_rnr_timer = 1
-attr.timeout = 14
-attr.retry_cnt = 7
-attr.rnr_retry = 7
-attr.rq_psn = 0
-attr.sq_psn = 0
+attr = rts_attr(gid, gid_index, qp.qp_num, ACCESS)
 try:
     qp.to_rts(attr)
     ok(qp.qp_state == e.IBV_QPS_RTS, "loopback RC QP %#x reaches RTS" % qp.qp_num)
