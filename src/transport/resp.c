@@ -372,6 +372,34 @@ static void recv_wc_init(struct xrxe_tp_qp *qp, struct ibv_wc *wc)
 	wc->src_qp = qp->attr.dest_qp_num;
 }
 
+/* Take the receive WQE a message needs (from the SRQ or the RQ) at the packet
+ * of PSN psn (flags fl). Without one, RC answers an RNR NAK and UC drops the
+ * rest of the message (ref/rxe.md §2.3 class D); a malformed WQE is fatal:
+ * NAK remote operational error, local LOC_QP_OP_ERR (§2.3). false: the
+ * packet is done with. */
+static bool resp_take_rwqe(struct xrxe_tp_qp *qp, uint32_t psn, uint32_t fl)
+{
+	struct tp_resp *r = &qp->resp;
+	int err = get_rwqe(qp);
+
+	if (err == -EAGAIN) {
+		if (qp->type == IBV_QPT_RC) {
+			rsp_rnr_nak(qp, psn);
+		} else {
+			r->drop_msg = !(fl & XRXE_OPF_LAST);
+			r->msg = TP_MSG_NONE;
+			r->psn = xrxe_psn_add(psn, 1);
+		}
+		return false;
+	}
+	if (err) {
+		resp_fatal(qp, psn, XRXE_AETH_NAK_REM_OP, IBV_WC_LOC_QP_OP_ERR,
+			   IBV_EVENT_QP_REQ_ERR);
+		return false;
+	}
+	return true;
+}
+
 /* SEND FIRST/MIDDLE/LAST/ONLY (with IMM or INV) at the expected PSN. */
 static void resp_send(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
 {
@@ -380,27 +408,8 @@ static void resp_send(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_
 	struct xrxe_tpi_pkt_src c = { .pkt = pkt, .off = 0 };
 	int err;
 
-	if (!r->have_rwqe) {
-		err = get_rwqe(qp);
-		if (err == -EAGAIN) {
-			if (qp->type == IBV_QPT_RC) {
-				rsp_rnr_nak(qp, psn);
-			} else {
-				/* UC: drop the message (class D) */
-				r->drop_msg = !(fl & XRXE_OPF_LAST);
-				r->msg = TP_MSG_NONE;
-				r->psn = xrxe_psn_add(psn, 1);
-			}
-			return;
-		}
-		if (err) {
-			/* malformed receive WQE: NAK remote operational error,
-			 * local LOC_QP_OP_ERR (ref/rxe.md §2.3) */
-			resp_fatal(qp, psn, XRXE_AETH_NAK_REM_OP, IBV_WC_LOC_QP_OP_ERR,
-				   IBV_EVENT_QP_REQ_ERR);
-			return;
-		}
-	}
+	if (!r->have_rwqe && !resp_take_rwqe(qp, psn, fl))
+		return;
 	if (fl & XRXE_OPF_FIRST)
 		r->rcv_off = 0;
 	if (pl) {
@@ -467,27 +476,11 @@ static void resp_write(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32
 	bool imm_last = (fl & XRXE_OPF_IMM) && (fl & XRXE_OPF_LAST);
 	struct xrxe_tpi_pkt_src c = { .pkt = pkt, .off = 0 };
 	struct tp_mr *mr;
-	int err;
 
 	/* WRITE_WITH_IMM consumes a receive WQE (IBA 9.4.3): make sure there
 	 * is one before anything changes, so an RNR leaves no trace. */
-	if (imm_last && !r->have_rwqe) {
-		err = get_rwqe(qp);
-		if (err == -EAGAIN) {
-			if (qp->type == IBV_QPT_RC) {
-				rsp_rnr_nak(qp, psn);
-			} else {
-				r->msg = TP_MSG_NONE;
-				r->psn = xrxe_psn_add(psn, 1);
-			}
-			return;
-		}
-		if (err) {
-			resp_fatal(qp, psn, XRXE_AETH_NAK_REM_OP, IBV_WC_LOC_QP_OP_ERR,
-				   IBV_EVENT_QP_REQ_ERR);
-			return;
-		}
-	}
+	if (imm_last && !r->have_rwqe && !resp_take_rwqe(qp, psn, fl))
+		return;
 	if (fl & XRXE_OPF_FIRST) {
 		const struct xrxe_reth *reth = xrxe_pkt_hdr(pkt, XRXE_HDR_RETH);
 		uint32_t len = xrxe_reth_len(reth);
