@@ -6,11 +6,12 @@
  *   RX  CE-marked packet for a QP ─▶ NP limiter ─▶ CNP owed ─▶ sent on poll
  *       CNP for a QP ─▶ its reaction point (rate cut, at most one per period)
  *   TX  requester / READ responses ─▶ pacer gate (earliest departure time of
- *       the QP; the wheel holds waiting QPs and gives the next deadline)
- *       every frame the QP sends ─▶ EDT + byte counter
+ *       the QP, and of the port with line_rate_pacing; the wheel holds
+ *       waiting QPs and gives the next deadline)
+ *       every frame the QP sends ─▶ EDT (QP and port) + byte counter
  *
  * A QP at line rate (never got a CNP, or recovered) is not limited: the gate
- * and the accounting are one test of rp.limited.
+ * and the accounting are one test of rp.limited (and one of the port).
  */
 #include <string.h>
 
@@ -66,18 +67,22 @@ uint8_t xrxe_tpi_cc_tclass(const struct xrxe_tp *tp, uint8_t av_tclass)
 	return (uint8_t)(dscp << 2 | (p->enabled ? p->data_ecn : 0));
 }
 
-/* The rate a QP's frames are paced to, 0 = not paced: its DCQCN rate while
- * limited; otherwise the ceiling with line_rate_pacing (a NIC port of
- * rp_max_rate serialises every QP at that speed; on a faster link such as
- * veth nothing else would, and a QP released by DCQCN would burst at the
- * link's speed into a bottleneck of the port's), else none. */
+/* The rate a QP's own frames are paced to, 0 = not paced: its DCQCN rate
+ * while limited. */
 static uint64_t pace_bps(const struct xrxe_tp_qp *qp)
 {
-	const struct xrxe_tp *tp = qp->tp;
+	return __builtin_expect(!qp->cc.rp.limited, 1) ? 0 : qp->cc.rp.rc;
+}
 
-	if (__builtin_expect(!qp->cc.rp.limited, 1))
-		return tp->cc.enabled && tp->cc.line_rate_pacing ? tp->cc_max_bps : 0;
-	return qp->cc.rp.rc;
+/* line_rate_pacing: the port serialises the data of all QPs together at the
+ * ceiling, as a NIC port of rp_max_rate does by itself. On a faster link
+ * such as veth nothing else would: QPs released by DCQCN (or, on a busy
+ * host, QPs catching up after their daemon was not scheduled) would leave
+ * at the link's speed together, N times the ceiling for N QPs, into a
+ * bottleneck of the port's speed. */
+static bool port_paced(const struct xrxe_tp *tp)
+{
+	return tp->cc.enabled && tp->cc.line_rate_pacing;
 }
 
 /* The rate changed from old_bps (the QP's Rc before; the ceiling when it was
@@ -195,11 +200,19 @@ bool xrxe_tpi_cc_may_send(struct xrxe_tp_qp *qp)
 	struct xrxe_tp *tp = qp->tp;
 	struct tp_cc *c = &qp->cc;
 
-	if (!pace_bps(qp) || c->edt.next <= tp->now)
+	uint64_t release = 0;
+
+	if (pace_bps(qp) && c->edt.next > tp->now)
+		release = c->edt.next;
+	if (port_paced(tp) && tp->port_edt.next > tp->now && tp->port_edt.next > release)
+		release = tp->port_edt.next;
+	if (!release)
 		return true;
+	/* Every QP held by the port wakes at its next slot; xrxe_tp_poll's
+	 * round robin decides which one takes it, the others wait again. */
 	if (!c->wait.queued)
 		tp->stats.paced++;
-	xrxe_pacer_schedule(&tp->pacer, &c->wait, c->edt.next);
+	xrxe_pacer_schedule(&tp->pacer, &c->wait, release);
 	return false;
 }
 
@@ -209,11 +222,11 @@ void xrxe_tpi_cc_sent(struct xrxe_tp_qp *qp, uint32_t bytes)
 	struct tp_cc *c = &qp->cc;
 	uint64_t old = pace_bps(qp);
 
+	if (port_paced(tp))
+		xrxe_edt_sent(&tp->port_edt, bytes, tp->cc_max_bps, tp->now);
 	if (!old)
-		return;
+		return; /* not limited: no DCQCN state to move */
 	xrxe_edt_sent(&c->edt, bytes, old, tp->now);
-	if (!c->rp.limited)
-		return; /* paced at the ceiling only: no DCQCN state to move */
 	xrxe_dcqcn_sent(&c->rp, &tp->cc, tp->cc_max_bps, bytes, tp->now);
 	rate_changed(qp, old);
 }

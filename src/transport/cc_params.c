@@ -39,7 +39,7 @@ static const struct xrxe_cc_param_desc table[] = {
 	{ "np_cnp_prio", "pcp", "802.1p priority of CNPs (VLAN frames; setting it sets np_cnp_prio_mode=0)", F(np_cnp_prio), 0, 7 },
 	{ "data_dscp", "dscp", "DSCP of all other packets (app = the application's traffic class)", F(data_dscp), 0, XRXE_CC_DSCP_APP },
 	{ "data_ecn", "ecn", "ECN of data while enabled: 0 Not-ECT, 1 ECT(1), 2 ECT(0)", F(data_ecn), 0, 2 },
-	{ "line_rate_pacing", "bool", "pace every QP at the ceiling (rp_max_rate), limited or not: a port of that speed", F(line_rate_pacing), 0, 1 },
+	{ "line_rate_pacing", "bool", "the port paces all QPs together at the ceiling (rp_max_rate): a port of that speed", F(line_rate_pacing), 0, 1 },
 };
 #define NPARAMS (sizeof(table) / sizeof(table[0]))
 

@@ -346,6 +346,8 @@ void xrxe_tp_qp_destroy(struct xrxe_tp *tp, struct xrxe_tp_qp *qp)
 		return;
 	xrxe_tpi_mw_qp_gone(qp);
 	tp->qpt[qp->qpn - XRXE_TP_QPN_BASE] = NULL;
+	if (tp->poll_first == qp)
+		tp->poll_first = qp->next;
 	if (qp->prev)
 		qp->prev->next = qp->next;
 	else

@@ -226,7 +226,7 @@ static bool qp_poll(struct xrxe_tp_qp *qp)
 
 bool xrxe_tp_poll(struct xrxe_tp *tp, uint64_t now_ns)
 {
-	struct xrxe_tp_qp *qp;
+	struct xrxe_tp_qp *qp, *first;
 	bool did = false;
 
 	tp->now = now_ns;
@@ -234,8 +234,15 @@ bool xrxe_tp_poll(struct xrxe_tp *tp, uint64_t now_ns)
 	/* CC hook: QPs whose release time has come leave the wheel; their
 	 * pacer gate opens below */
 	xrxe_pacer_expire(&tp->pacer, now_ns, NULL, NULL);
-	for (qp = tp->qps; qp; qp = qp->next)
+	/* Round robin: each pass starts one QP further on, so QPs waiting for
+	 * one shared thing -- the port pacer's next slot, TX buffers -- take
+	 * turns instead of the first in the list taking it every time. */
+	first = tp->poll_first ? tp->poll_first : tp->qps;
+	for (qp = first; qp; qp = qp->next)
 		did |= qp_poll(qp);
+	for (qp = tp->qps; qp != first; qp = qp->next)
+		did |= qp_poll(qp);
+	tp->poll_first = first ? first->next : NULL;
 	/* Work held back for lack of TX buffers is pending work: the caller
 	 * must poll again (transport.h), no timer will. */
 	return did || tp->tx_blocked;

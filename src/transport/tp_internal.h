@@ -307,6 +307,7 @@ struct xrxe_tp {
 	struct xrxe_tp_qp **qpt; /* by QPN - XRXE_TP_QPN_BASE */
 	uint32_t qp_next;        /* allocation cursor (QPNs rotate) */
 	struct xrxe_tp_qp *qps;  /* all QPs */
+	struct xrxe_tp_qp *poll_first; /* where xrxe_tp_poll's next pass starts */
 
 	struct tp_mr *mrs; /* index 1..max_mr */
 	uint32_t mr_next;
@@ -326,6 +327,7 @@ struct xrxe_tp {
 	struct xrxe_tp_cc_params cc;
 	uint64_t cc_max_bps; /* what rate limiters recover to */
 	struct xrxe_pacer pacer;
+	struct xrxe_edt port_edt; /* line_rate_pacing: the port's departure time */
 };
 
 /* ---------------------------------------------------------------------------

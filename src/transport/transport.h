@@ -336,9 +336,10 @@ struct xrxe_tp_cc_params {
 					       * the application's (GRH traffic class) */
 	uint32_t data_ecn;                    /* ECN codepoint of data while enabled:
 					       * 0 Not-ECT, 1 ECT(1), 2 ECT(0) */
-	uint32_t line_rate_pacing;            /* bool: pace QPs at the ceiling even when
-					       * not limited (a NIC port of rp_max_rate
-					       * on a faster link, e.g. veth) */
+	uint32_t line_rate_pacing;            /* bool: the data of all QPs together
+					       * leaves no faster than the ceiling (a NIC
+					       * port of rp_max_rate on a faster link,
+					       * e.g. veth) */
 };
 #define XRXE_CC_DSCP_APP 64u
 

@@ -70,6 +70,7 @@ PACING_RATES=${CC_PACING_RATES:-100 250 500}
 ECN_OPTS=${CC_ECN-}            # extra xrxe-impair marking options (--ecn-kmin ...)
 DAEMON_NICE=${CC_NICE:--10}   # the xrxeds' nice level
 PERFTEST_OPTS=${CC_PERFTEST-}  # extra ib_write_bw options (client and server), e.g. -e
+PERFTEST_BIN=${CC_PERFTEST_BIN:-ib_write_bw}
 # DCQCN parameters for every CC-on run (CC_PARAMS= for NVIDIA's defaults),
 # for the default CC_RATE of 1 Gbit/s (another rate: rp_max_rate = 1.2 x it).
 # NVIDIA's defaults are tuned for a 100 Gbit/s NIC whose CNPs come every few
@@ -133,6 +134,12 @@ RESULTS=$OUT/results.md
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$RESULTS"
 
+# pin SENDER: "taskset -c CPU" for sender SENDER's daemon and client with
+# CC_PIN=1 (one core per sender), else nothing.
+pin() {
+	[ "${CC_PIN:-0}" = 1 ] && echo "taskset -c $((($1 - 1) % $(nproc)))"
+}
+
 # --- endpoints ---------------------------------------------------------------------
 
 # endpoints_up N: topology with N senders, xrxed everywhere.
@@ -141,7 +148,7 @@ endpoints_up() {
 	local i ifs=("$IF_D")
 	ns_bg "$NS_D" nice -n "$DAEMON_NICE" "$XRXED" "$IF_D" >"$TMP/xrxed-d.log" 2>&1
 	for ((i = 1; i <= $1; i++)); do
-		ns_bg "${NS_S[i]}" nice -n "$DAEMON_NICE" "$XRXED" "${IF_S[i]}" >"$TMP/xrxed-s$i.log" 2>&1
+		ns_bg "${NS_S[i]}" $(pin "$i") nice -n "$DAEMON_NICE" "$XRXED" "${IF_S[i]}" >"$TMP/xrxed-s$i.log" 2>&1
 		ifs+=("${IF_S[i]}")
 	done
 	for f in "${ifs[@]}"; do
@@ -196,7 +203,7 @@ start_pair() {
 	PORT=$((PORT + 1))
 	port=$PORT
 	# shellcheck disable=SC2086 # PERFTEST_OPTS: a word list
-	ip netns exec "$NS_D" timeout $((secs + delay + 30)) "${RUN[@]}" ib_write_bw -d "xrxe_$IF_D" -x 1 -F \
+	ip netns exec "$NS_D" timeout $((secs + delay + 30)) "${RUN[@]}" "$PERFTEST_BIN" -d "xrxe_$IF_D" -x 1 -F \
 		-p "$port" -D "$secs" -q "$q" -s 65536 --tclass=2 --report_gbits $PERFTEST_OPTS \
 		>"$RUNDIR/server-$port.out" 2>&1 &
 	SERVERS+=($!)
@@ -208,7 +215,7 @@ start_pair() {
 		done
 		sleep "$delay"
 		# shellcheck disable=SC2086
-		exec ip netns exec "${NS_S[i]}" timeout $((secs + 30)) "${RUN[@]}" ib_write_bw \
+		exec ip netns exec "${NS_S[i]}" timeout $((secs + 30)) "${RUN[@]}" "$PERFTEST_BIN" \
 			-d "xrxe_${IF_S[i]}" -x 1 -F -p "$port" -D "$secs" -q "$q" -s 65536 --tclass=2 \
 			--report_gbits $PERFTEST_OPTS "$IP_D"
 	) >"$RUNDIR/perftest-s$i-$port.out" 2>&1 &

@@ -279,6 +279,68 @@ Test(transport_cc, line_rate_pacing_paces_an_unlimited_qp_at_the_ceiling)
 	xrxe_tph_pair_fini(&e.p);
 }
 
+/* line_rate_pacing paces the port, not each QP: two unlimited QPs writing
+ * at once share the 1 Gb/s ceiling -- together they take as long as one QP
+ * with both loads (a QP-by-QP ceiling would let them leave at 2 Gb/s), and
+ * xrxe_tp_poll's round robin gives them alternate slots, so their last
+ * completions come within a few messages of each other. */
+Test(transport_cc, line_rate_pacing_paces_the_port_and_shares_it)
+{
+	struct xrxe_tp_cc_params cc = test_params();
+	struct xrxe_tph_qp *a2, *b2;
+	struct xrxe_tph_cq *ca2;
+	uint64_t t0, last[2] = { 0, 0 }, total = (uint64_t)NMSG * MSG;
+	unsigned done[2] = { 0, 0 };
+	struct ibv_wc wc[64];
+	struct env e;
+	int n;
+
+	cc.rp_max_rate = 1000;
+	cc.line_rate_pacing = 1;
+	env_init(&e, &cc);
+	ca2 = xrxe_tph_cq_create(&e.p.h.side[0], 256);
+	a2 = xrxe_tph_qp_create(&e.p.h.side[0], IBV_QPT_RC, ca2, ca2, 64, 16, true);
+	b2 = xrxe_tph_qp_create(&e.p.h.side[1], IBV_QPT_RC, e.p.cb, e.p.cb, 64, 16, true);
+	cr_assert(a2 && b2 && ca2);
+	cr_assert_eq(xrxe_tph_connect(a2, b2, &e.p.conn), 0);
+	t0 = e.p.h.now;
+	/* each QP writes half of the buffer: the same bytes as one QP's test */
+	for (unsigned i = 0; i < NMSG; i++) {
+		struct xrxe_sge s = { (uintptr_t)abuf + i * MSG, MSG, e.lka };
+		struct xrxe_tph_send wr = {
+			.wr_id = i, .opcode = IBV_WR_RDMA_WRITE, .sge = &s, .nsge = 1,
+			.raddr = (uintptr_t)bbuf + i * MSG, .rkey = e.lkb,
+		};
+
+		cr_assert_eq(xrxe_tph_post_send(i % 2 ? a2 : e.p.a, &wr), 0);
+	}
+	for (unsigned k = 0; k < 100000 && done[0] + done[1] < NMSG; k++) {
+		run_slice(&e.p.h, 20 * US);
+		for (int q = 0; q < 2; q++) {
+			while ((n = xrxe_tph_poll_cq(q ? ca2 : e.p.ca, wc, 64)) > 0) {
+				for (int i = 0; i < n; i++)
+					cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+				done[q] += (unsigned)n;
+				last[q] = e.p.h.now;
+			}
+		}
+	}
+	cr_assert_eq(done[0], NMSG / 2);
+	cr_assert_eq(done[1], NMSG / 2);
+	cr_assert_eq(memcmp(abuf, bbuf, sizeof(abuf)), 0);
+	/* the port's 1 Gb/s for both: >= 4.19 ms, < 10 % more (headers) */
+	cr_assert_geq(e.p.h.now - t0, total * 8, "port paced: %lu us",
+		      (unsigned long)((e.p.h.now - t0) / US));
+	cr_assert_lt(e.p.h.now - t0, total * 8 * 11 / 10);
+	/* shared, not one after the other: a 16 KiB message is 131 us at
+	 * 1 Gb/s; the two QPs finish within four messages of each other
+	 * (back to back, the first would be done 2.1 ms before the second) */
+	cr_assert_lt(last[0] > last[1] ? last[0] - last[1] : last[1] - last[0], 4 * 131 * US,
+		     "last completions %lu and %lu us", (unsigned long)((last[0] - t0) / US),
+		     (unsigned long)((last[1] - t0) / US));
+	xrxe_tph_pair_fini(&e.p);
+}
+
 /* CC disabled: data is not ECN-capable, CE marks are counted but answered
  * with nothing. */
 Test(transport_cc, disabled_sends_no_cnp)
