@@ -141,6 +141,26 @@ static __always_inline struct udphdr *parse_to_udp(void *data, void *data_end, _
 	return udp;
 }
 
+/* The arrival time in front of the frame (struct xrxe_rx_meta, steer.h).
+ * A driver without metadata support refuses the adjustment: the frame goes
+ * on unstamped and the daemon uses its own clock. Invalidates every packet
+ * pointer taken before. */
+static __always_inline void stamp_arrival(struct xdp_md *ctx)
+{
+	struct xrxe_rx_meta *m;
+	void *data;
+
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
+		return;
+	m = (void *)(long)ctx->data_meta;
+	data = (void *)(long)ctx->data;
+	if ((void *)(m + 1) > data)
+		return;
+	m->magic = XRXE_RX_META_MAGIC;
+	m->reserved = 0;
+	m->rx_ns = bpf_ktime_get_ns();
+}
+
 /* The verdict on one frame of len bytes: the XDP action, the counter it goes
  * to, and whether it also counts as ECN-CE. */
 static __always_inline int classify(struct xdp_md *ctx, __u64 len, __u32 *counter, bool *ce)
@@ -178,6 +198,7 @@ static __always_inline int classify(struct xdp_md *ctx, __u64 len, __u32 *counte
 	 * daemon running. */
 	*ce = ecn == ECN_CE;
 
+	stamp_arrival(ctx);
 	/* XDP_PASS in the flags is the action when the slot holds no socket: a
 	 * frame that nothing in user space would read goes to the stack, like
 	 * any UDP datagram to a closed port. */

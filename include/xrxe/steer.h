@@ -37,6 +37,20 @@ struct xrxe_steer_stat {
  * (`roce_udp_port` in the program's .rodata). */
 #define XRXE_STEER_DEFAULT_UDP_PORT 4791
 
+/* XDP metadata in front of every steered frame (bpf_xdp_adjust_meta; AF_XDP
+ * copies it into the UMEM right before the packet, in copy mode too): when
+ * the frame reached the interface, CLOCK_MONOTONIC (bpf_ktime_get_ns). The
+ * daemon reads a frame late when it was not scheduled; DCQCN's reaction
+ * and notification points must see when CNPs and CE marks arrived, not
+ * when the daemon got to them. The magic tells a stamp from whatever the
+ * headroom held (the daemon clears it after reading). */
+#define XRXE_RX_META_MAGIC 0x78727865u /* "xrxe" */
+struct xrxe_rx_meta {
+	__u32 magic;
+	__u32 reserved;
+	__u64 rx_ns;
+};
+
 /* XSKMAP slots: one per NIC RX queue. */
 #define XRXE_STEER_MAX_QUEUES 64
 

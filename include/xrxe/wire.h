@@ -335,6 +335,9 @@ struct xrxe_pkt {
 	uint8_t opcode;
 	const struct xrxe_opcode_info *op;
 	uint32_t icrc; /* as received, the value (LE32 of the trailer) */
+	/* Arrival at the interface, CLOCK_MONOTONIC ns, as the XDP program
+	 * stamped it (0: not known). Not parsed: the receiver sets it. */
+	uint64_t rx_ns;
 };
 
 /* Header pointers into the first fragment (valid only after a successful parse). */

@@ -510,6 +510,7 @@ static unsigned poll_queue(struct daemon *d, struct xrxe_xsk *xsk)
 		}
 		d->ctr.rx_ok++;
 		d->ctr.rx_by_opcode[pkt.opcode]++;
+		pkt.rx_ns = frames[i].rx_ns;
 		xrxe_tp_rx(d->tp, &pkt, d->now);
 	}
 	if (n)
@@ -711,6 +712,7 @@ static void daemon_stats(void *user, FILE *out, unsigned flags)
 		snprintf(name, sizeof(name), "xsk%u", q);
 		emit_section(&e, name);
 		emit_u64(&e, "rx_frames", xs.rx_frames);
+		emit_u64(&e, "rx_stamped", xs.rx_stamped);
 		emit_u64(&e, "rx_bytes", xs.rx_bytes);
 		emit_u64(&e, "rx_dropped_too_many_frags", xs.rx_dropped_too_many_frags);
 		emit_u64(&e, "rx_bad_desc", xs.rx_bad_desc);

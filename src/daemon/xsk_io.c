@@ -17,6 +17,7 @@
  * chunk out twice.
  */
 #include "daemon/xsk_io.h"
+#include "xrxe/steer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -576,6 +577,25 @@ static int64_t rx_desc_chunk(const struct xrxe_xsk *xsk, const struct xdp_desc *
 	return c;
 }
 
+/* The XDP program's arrival stamp in front of the frame at addr (struct
+ * xrxe_rx_meta), 0 if there is none or no room for one in the chunk. The
+ * magic is cleared, so a stamp is never read twice from a reused chunk. */
+static uint64_t rx_stamp(struct xrxe_xsk *xsk, uint64_t addr)
+{
+	struct xrxe_rx_meta m;
+	uint8_t *p;
+
+	if (addr % XSK_CHUNK_SIZE < sizeof(m))
+		return 0;
+	p = (uint8_t *)xsk_umem__get_data(xsk->area, addr) - sizeof(m);
+	memcpy(&m, p, sizeof(m));
+	if (m.magic != XRXE_RX_META_MAGIC)
+		return 0;
+	memset(p, 0, sizeof(m.magic));
+	xsk->st.rx_stamped++;
+	return m.rx_ns;
+}
+
 unsigned xrxe_xsk_rx_burst(struct xrxe_xsk *xsk, struct xrxe_rx_frame *frames, unsigned max)
 {
 	uint32_t idx, n, used = 0;
@@ -597,6 +617,7 @@ unsigned xrxe_xsk_rx_burst(struct xrxe_xsk *xsk, struct xrxe_rx_frame *frames, u
 
 	cur.nfrags = 0;
 	cur.len = 0;
+	cur.rx_ns = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xsk->rx, idx + i);
 		bool more = d->options & XDP_PKT_CONTD;
@@ -623,6 +644,8 @@ unsigned xrxe_xsk_rx_burst(struct xrxe_xsk *xsk, struct xrxe_rx_frame *frames, u
 			rx_drop_chunks(xsk, &addr, 1);
 		} else {
 			xsk->state[c] = XSK_CH_RX_APP;
+			if (!cur.nfrags)
+				cur.rx_ns = rx_stamp(xsk, d->addr);
 			cur.addr[cur.nfrags] = d->addr;
 			cur.frag[cur.nfrags].data = xsk_umem__get_data(xsk->area, d->addr);
 			cur.frag[cur.nfrags].len = d->len;

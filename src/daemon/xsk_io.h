@@ -50,6 +50,7 @@ struct xrxe_rx_frame {
 	uint64_t addr[XRXE_MAX_FRAGS]; /* UMEM addresses, for release */
 	uint8_t nfrags;
 	uint32_t len;
+	uint64_t rx_ns; /* arrival, from the XDP program's stamp; 0: none */
 };
 
 /* A transmit frame reserved in the UMEM: the caller writes len bytes across
@@ -63,6 +64,7 @@ struct xrxe_tx_frame {
 
 struct xrxe_xsk_stats {
 	uint64_t rx_frames, rx_bytes;
+	uint64_t rx_stamped;      /* frames with the XDP program's arrival stamp */
 	uint64_t rx_dropped_too_many_frags; /* frame chains longer than XRXE_MAX_FRAGS */
 	uint64_t rx_bad_desc;     /* RX descriptor outside the UMEM/its chunk, or on a
 				   * chunk the kernel did not own: frame dropped */

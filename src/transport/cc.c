@@ -21,6 +21,7 @@
 #define ECN_CE 0x03u
 #define ECN_ECT0 0x02u
 #define NS_PER_US 1000ull
+#define RX_TIME_MAX_AGE_NS 1000000000ull
 
 uint64_t xrxe_tp_cc_max_bps(const struct xrxe_tp *tp)
 {
@@ -112,6 +113,20 @@ static uint8_t pkt_ecn(const struct xrxe_pkt *pkt)
 	return pkt->ip_version == 4 ? ip[1] & ECN_MASK : (ip[1] >> 4) & ECN_MASK;
 }
 
+/* When pkt reached the interface: the XDP program's stamp (xrxe/steer.h),
+ * or now when there is none or it makes no sense (later than now, or more
+ * than a second old). DCQCN runs on these times: a daemon that was not
+ * scheduled for a while reads a burst of frames at once, and the CNPs in
+ * it were spread over that while -- handled at one instant they would be
+ * one alpha update and one rate cut (ref/dcqcn.md §1.5: "a CNP in the last
+ * period") where a NIC makes several. */
+static uint64_t rx_time(const struct xrxe_tp *tp, const struct xrxe_pkt *pkt)
+{
+	if (!pkt->rx_ns || pkt->rx_ns > tp->now || tp->now - pkt->rx_ns > RX_TIME_MAX_AGE_NS)
+		return tp->now;
+	return pkt->rx_ns;
+}
+
 void xrxe_tpi_cc_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 {
 	struct xrxe_tp *tp = qp->tp;
@@ -124,16 +139,17 @@ void xrxe_tpi_cc_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 	 * the QP context, ref/dcqcn.md §1.8). */
 	if (!tp->cc.enabled || qp->type == IBV_QPT_UD || !qp->av_set)
 		return;
-	if (xrxe_np_ce(&qp->cc.np, (uint64_t)tp->cc.np_min_time_between_cnps * NS_PER_US, tp->now))
+	if (xrxe_np_ce(&qp->cc.np, (uint64_t)tp->cc.np_min_time_between_cnps * NS_PER_US,
+		       rx_time(tp, pkt)))
 		qp->cc.cnp_owed = true;
 	else
 		tp->stats.cnp_suppressed++;
 }
 
-void xrxe_tpi_cc_cnp_rx(struct xrxe_tp_qp *qp, bool from_peer)
+void xrxe_tpi_cc_cnp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, bool from_peer)
 {
 	struct xrxe_tp *tp = qp->tp;
-	uint64_t old = qp->cc.rp.rc;
+	uint64_t old = qp->cc.rp.rc, t;
 
 	/* only a QP that sends (RTS, SQD) has a rate to cut */
 	if (!from_peer || (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)) {
@@ -143,7 +159,10 @@ void xrxe_tpi_cc_cnp_rx(struct xrxe_tp_qp *qp, bool from_peer)
 	tp->stats.cnp_rcvd++;
 	if (!tp->cc.enabled)
 		return;
-	xrxe_dcqcn_cnp(&qp->cc.rp, &tp->cc, tp->cc_max_bps, tp->now);
+	/* the RP's timers due before the CNP arrived come first */
+	t = rx_time(tp, pkt);
+	xrxe_dcqcn_timers(&qp->cc.rp, &tp->cc, tp->cc_max_bps, t);
+	xrxe_dcqcn_cnp(&qp->cc.rp, &tp->cc, tp->cc_max_bps, t);
 	rate_changed(qp, old);
 }
 

@@ -21,6 +21,15 @@ static uint64_t mbps(uint32_t v)
 	return (uint64_t)v * BPS_PER_MBPS;
 }
 
+/* now, or the latest time handled if now lies before it (dcqcn.h). */
+static uint64_t tick(struct xrxe_dcqcn *s, uint64_t now)
+{
+	if (now < s->clock)
+		return s->clock;
+	s->clock = now;
+	return now;
+}
+
 void xrxe_dcqcn_init(struct xrxe_dcqcn *s, uint64_t max_bps)
 {
 	*s = (struct xrxe_dcqcn){ .rc = max_bps, .rt = max_bps };
@@ -134,6 +143,7 @@ static void increase(struct xrxe_dcqcn *s, const struct xrxe_tp_cc_params *p, ui
 void xrxe_dcqcn_cnp(struct xrxe_dcqcn *s, const struct xrxe_tp_cc_params *p, uint64_t max_bps,
 		    uint64_t now)
 {
+	now = tick(s, now);
 	s->cnps++;
 	if (!s->limited) {
 		/* First CNP (ref/dcqcn.md §1.5): alpha starts high, the alpha
@@ -166,6 +176,7 @@ void xrxe_dcqcn_sent(struct xrxe_dcqcn *s, const struct xrxe_tp_cc_params *p, ui
 
 	if (!s->limited)
 		return;
+	now = tick(s, now);
 	s->bytes_left -= bytes;
 	while (s->limited && s->bytes_left <= 0 && n++ < MAX_EVENTS_PER_CALL)
 		increase(s, p, max_bps, INC_BYTES, now);
@@ -178,6 +189,7 @@ void xrxe_dcqcn_timers(struct xrxe_dcqcn *s, const struct xrxe_tp_cc_params *p, 
 {
 	unsigned n = 0;
 
+	now = tick(s, now);
 	while (s->limited && n++ < MAX_EVENTS_PER_CALL) {
 		bool dec = s->dec_owed && s->dec_allowed <= now;
 		bool inc = s->inc_next <= now;

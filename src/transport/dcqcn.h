@@ -44,6 +44,10 @@
  *   release:   Rc and Rt back at the maximum: the limiter is off (no pacing,
  *              no timers); the next CNP is a first CNP again.
  *
+ * Times never run backwards: an event timed before the latest one handled
+ * (a CNP is timed by its arrival, and read after a send at a later time)
+ * is handled at that latest time.
+ *
  * alpha is kept lazily: its timer only matters when a decrease reads alpha,
  * so the updates due since the last look are applied then (bounded: alpha
  * reaches 0 within ~1500 updates), never as wake-ups every microsecond.
@@ -60,6 +64,7 @@ struct xrxe_dcqcn {
 	uint32_t time_stage, byte_stage;
 	int64_t bytes_left;      /* byte counter */
 	uint64_t cnps, decreases, increases;
+	uint64_t clock;          /* latest time an event was handled at */
 };
 
 void xrxe_dcqcn_init(struct xrxe_dcqcn *s, uint64_t max_bps);

@@ -10,7 +10,10 @@
 
 bool xrxe_np_ce(struct xrxe_np *np, uint64_t min_gap_ns, uint64_t now)
 {
-	if (np->sent && now - np->last < min_gap_ns)
+	/* now may lie a little before the last CNP's time: packets are timed
+	 * by their arrival, and those of one burst are read in any order
+	 * across queues */
+	if (np->sent && now < np->last + min_gap_ns)
 		return false;
 	np->sent = true;
 	np->last = now;

@@ -145,8 +145,8 @@ void xrxe_tpi_qp_rx(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct xrxe
 	/* CC hook: a CNP goes to the QP's reaction point (cc.c), from the
 	 * connected peer only (UD: any, it has no peer) */
 	if (pkt->opcode == XRXE_OP_CNP) {
-		xrxe_tpi_cc_cnp_rx(qp, qp->type == IBV_QPT_UD ||
-					       (qp->av_set && addr_matches(pkt, &qp->av)));
+		xrxe_tpi_cc_cnp_rx(qp, pkt, qp->type == IBV_QPT_UD ||
+						    (qp->av_set && addr_matches(pkt, &qp->av)));
 		return;
 	}
 	/* the opcode class must be the QP's transport */
@@ -200,6 +200,9 @@ static bool qp_poll(struct xrxe_tp_qp *qp)
 {
 	bool did = false;
 
+	/* For the daemon's sleep protocol (xrxe_tp_sq_pending): WQEs posted up
+	 * to here are this pass's to start or to find blocked. */
+	qp->sq_seen = xrxe_tpi_sq_producer(qp);
 	/* CC hook: owed CNPs, DCQCN timers (cc.c) */
 	if (qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD)
 		did |= xrxe_tpi_cc_poll(qp);
@@ -275,7 +278,12 @@ bool xrxe_tp_sq_pending(const struct xrxe_tp *tp)
 		if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_ERR &&
 		    qp->state != IBV_QPS_SQE)
 			continue;
-		if (xrxe_tpi_sq_has_new(qp))
+		/* New since the last look, not merely unstarted: a QP held by
+		 * its pacer, its send window or an RNR wait has WQEs it cannot
+		 * start yet, and its deadline or the ACK it waits for wakes the
+		 * daemon (a daemon that counted them as work never slept while
+		 * a paced QP had a backlog: a whole core spun at 100 Mbit/s). */
+		if (xrxe_tpi_sq_producer(qp) != qp->sq_seen)
 			return true;
 	}
 	return false;

@@ -268,6 +268,7 @@ struct xrxe_tp_qp {
 	uint8_t *swqe_data;
 	uint32_t sq_cons;        /* oldest WQE not retired (published) */
 	uint32_t sq_fetch;       /* next WQE to copy out of the ring */
+	uint32_t sq_seen;        /* the ring's producer when qp_poll last looked */
 
 	/* receive queue: rq, or srq (then rq is NULL) */
 	struct xrxe_ring *rq;
@@ -431,6 +432,8 @@ bool xrxe_tpi_req_run(struct xrxe_tp_qp *qp, unsigned budget);
 /* Rewind (or move forward) the requester to psn (go-back-N, IBA 9.7.5.2). */
 void xrxe_tpi_req_rewind(struct xrxe_tp_qp *qp, uint32_t psn);
 bool xrxe_tpi_sq_has_new(const struct xrxe_tp_qp *qp);
+/* The send ring's producer index (acquire: the WQEs before it are written). */
+uint32_t xrxe_tpi_sq_producer(const struct xrxe_tp_qp *qp);
 /* Copy WQE at the fetch position out of the ring (false when empty). */
 bool xrxe_tpi_sq_fetch(struct xrxe_tp_qp *qp);
 
@@ -485,7 +488,7 @@ uint8_t xrxe_tpi_cc_tclass(const struct xrxe_tp *tp, uint8_t av_tclass);
 /* A packet for the QP arrived (counted CE mark -> CNP owed, rate-limited). */
 void xrxe_tpi_cc_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt);
 /* A CNP for the QP; from_peer: it came from the QP's connected peer (RC/UC). */
-void xrxe_tpi_cc_cnp_rx(struct xrxe_tp_qp *qp, bool from_peer);
+void xrxe_tpi_cc_cnp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, bool from_peer);
 /* Owed CNP, rate timers. True if it did something. */
 bool xrxe_tpi_cc_poll(struct xrxe_tp_qp *qp);
 /* Pacer gate before a data packet: false = wait (the QP is on the wheel). */

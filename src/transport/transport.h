@@ -254,8 +254,11 @@ bool xrxe_tp_poll(struct xrxe_tp *tp, uint64_t now_ns);
 /* Absolute time of the next timer (retransmit, RNR wait, ...), or UINT64_MAX. */
 uint64_t xrxe_tp_next_deadline(const struct xrxe_tp *tp);
 
-/* True if some send queue has posted WQEs the core has not started yet (for
- * the daemon's sleep protocol: re-checked after publishing daemon_sleeping). */
+/* True if some send queue has WQEs posted since xrxe_tp_poll last looked at
+ * it (for the daemon's sleep protocol: re-checked after publishing
+ * daemon_sleeping). WQEs a poll saw but could not start -- held by the
+ * pacer, the send window, an RNR wait -- do not count: the transport's
+ * deadline or an arriving packet ends the sleep for them. */
 bool xrxe_tp_sq_pending(const struct xrxe_tp *tp);
 
 /* --- Introspection (xrxe qp / xrxe stats) ------------------------------------ */

@@ -20,9 +20,9 @@
 # Topology (tests/cc/topo.sh): sN -> router -> d, veths at MTU 9000; the
 # router's egress toward d is htb at CC_RATE + a CC_QLIMIT byte FIFO, with
 # xrxe-impair on the same egress marking ECN by DCQCN's CP rule on a phantom
-# queue drained at CC_RATE and as deep as the FIFO (Kmin/Kmax/Pmax:
-# xrxe-impair's defaults, 4 KB and 16 KB per Gbit/s, 20 %). perftest `ib_write_bw` (64 KiB WRITEs, --tclass=2 so
-# the data is ECT(0)) through the shim, as tests/net/verbs_rc.sh runs it.
+# queue drained at CC_RATE and as deep as the FIFO (Kmin 16 KB, Kmax 64 KB,
+# Pmax 20 %: CC_ECN below). perftest `ib_write_bw` (64 KiB WRITEs, --tclass=2
+# so the data is ECT(0)) through the shim, as tests/net/verbs_rc.sh runs it.
 #
 # Per-QP rates are counted at the router by xrxe-impair --flows (bytes per
 # source address + BTH DestQP, sampled every 10 ms by --watch, together with
@@ -41,7 +41,7 @@
 #
 # Environment: CC_RATE (1gbit), CC_QLIMIT (1mb), CC_DURATION seconds per run
 # (4; E2 uses 1.5x); CC_PARAMS (DCQCN parameters of CC-on runs, below),
-# CC_MODES ("off on"), CC_E1_QPS ("2 4 8"), CC_ECN (extra xrxe-impair marking
+# CC_MODES ("off on"), CC_E1_QPS ("2 4 8"), CC_ECN (xrxe-impair marking
 # options), CC_NICE (the daemons' nice level, -10), CC_PERFTEST (extra
 # ib_write_bw options), CC_PACING_RATES, CC_OUT (docs/cc: results.md + PNGs), CC_KEEP=1
 # keeps the raw samples in CC_OUT/raw/.
@@ -61,16 +61,14 @@ ANALYZE=$PWD/tests/cc/analyze.py
 MODES=${CC_MODES:-off on}      # CC_MODES=on: skip the CC-off runs while tuning
 E1_QPS=${CC_E1_QPS:-2 4 8}
 PACING_RATES=${CC_PACING_RATES:-100 250 500}
-# Marking: xrxe-impair's defaults (Kmin 4 KB, Kmax 16 KB per Gbit/s, Pmax 20 %)
-# are kept although Kmin is one 4 KiB frame and marks two frames that arrive
-# together (DCQCN then holds the link near 85 %): 32/128 KB gave 88-93 %
-# utilisation but the FIFO overflowed at 4 and 8 QPs (QPs limited by their
-# daemon's CPU share recover to rp_max_rate and burst); 8/32 and 16/64 KB lost
-# the queue at 8 QPs too (docs/cc/README.md, "Second round").
-ECN_OPTS=${CC_ECN-}            # extra xrxe-impair marking options (--ecn-kmin ...)
+# Marking: Kmin 16 KB, Kmax 64 KB (Pmax: xrxe-impair's 20 %), i.e. four and
+# sixteen 4 KiB frames. xrxe-impair's defaults (4 and 16 KB per Gbit/s, HPCC's
+# profile for ~1 KB packets) put Kmin at one frame: two frames arriving
+# together were marked and DCQCN held the link at 86-91 %. 16/64 KB gave
+# 94-97 % with the queue still held (docs/cc/README.md, "Third round").
+ECN_OPTS=${CC_ECN---ecn-kmin 16kb --ecn-kmax 64kb} # xrxe-impair marking options
 DAEMON_NICE=${CC_NICE:--10}   # the xrxeds' nice level
 PERFTEST_OPTS=${CC_PERFTEST-}  # extra ib_write_bw options (client and server), e.g. -e
-PERFTEST_BIN=${CC_PERFTEST_BIN:-ib_write_bw}
 # DCQCN parameters for every CC-on run (CC_PARAMS= for NVIDIA's defaults),
 # for the default CC_RATE of 1 Gbit/s (another rate: rp_max_rate = 1.2 x it).
 # NVIDIA's defaults are tuned for a 100 Gbit/s NIC whose CNPs come every few
@@ -126,19 +124,13 @@ RESULTS=$OUT/results.md
 	echo "# bench-cc results"
 	echo
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) before;"
-	echo "bottleneck htb $CC_RATE + bfifo $CC_QLIMIT, xrxe-impair ECN on a $CC_RATE phantom queue;"
+	echo "bottleneck htb $CC_RATE + bfifo $CC_QLIMIT, xrxe-impair ECN on a $CC_RATE phantom queue (${ECN_OPTS:-its default profile});"
 	echo "$DUR s per run; CC-on parameters (\`xrxe cc set\` on every endpoint): \`${CC_PARAMS:-NVIDIA defaults}\`;"
 	echo "command: \`CC_RATE=$CC_RATE CC_QLIMIT=$CC_QLIMIT CC_DURATION=$DUR tests/cc/run.sh ${experiments[*]}\`"
 	echo
 	echo "| run | CC | util | Jain p50 / min (10 ms) | phantom q p50 / p99 KB | FIFO p50 / p99 KB | marks/s | CNPs/s | retrans | drops | perftest Gbit/s | load |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$RESULTS"
-
-# pin SENDER: "taskset -c CPU" for sender SENDER's daemon and client with
-# CC_PIN=1 (one core per sender), else nothing.
-pin() {
-	[ "${CC_PIN:-0}" = 1 ] && echo "taskset -c $((($1 - 1) % $(nproc)))"
-}
 
 # --- endpoints ---------------------------------------------------------------------
 
@@ -148,7 +140,7 @@ endpoints_up() {
 	local i ifs=("$IF_D")
 	ns_bg "$NS_D" nice -n "$DAEMON_NICE" "$XRXED" "$IF_D" >"$TMP/xrxed-d.log" 2>&1
 	for ((i = 1; i <= $1; i++)); do
-		ns_bg "${NS_S[i]}" $(pin "$i") nice -n "$DAEMON_NICE" "$XRXED" "${IF_S[i]}" >"$TMP/xrxed-s$i.log" 2>&1
+		ns_bg "${NS_S[i]}" nice -n "$DAEMON_NICE" "$XRXED" "${IF_S[i]}" >"$TMP/xrxed-s$i.log" 2>&1
 		ifs+=("${IF_S[i]}")
 	done
 	for f in "${ifs[@]}"; do
@@ -203,7 +195,7 @@ start_pair() {
 	PORT=$((PORT + 1))
 	port=$PORT
 	# shellcheck disable=SC2086 # PERFTEST_OPTS: a word list
-	ip netns exec "$NS_D" timeout $((secs + delay + 30)) "${RUN[@]}" "$PERFTEST_BIN" -d "xrxe_$IF_D" -x 1 -F \
+	ip netns exec "$NS_D" timeout $((secs + delay + 30)) "${RUN[@]}" ib_write_bw -d "xrxe_$IF_D" -x 1 -F \
 		-p "$port" -D "$secs" -q "$q" -s 65536 --tclass=2 --report_gbits $PERFTEST_OPTS \
 		>"$RUNDIR/server-$port.out" 2>&1 &
 	SERVERS+=($!)
@@ -215,7 +207,7 @@ start_pair() {
 		done
 		sleep "$delay"
 		# shellcheck disable=SC2086
-		exec ip netns exec "${NS_S[i]}" timeout $((secs + 30)) "${RUN[@]}" "$PERFTEST_BIN" \
+		exec ip netns exec "${NS_S[i]}" timeout $((secs + 30)) "${RUN[@]}" ib_write_bw \
 			-d "xrxe_${IF_S[i]}" -x 1 -F -p "$port" -D "$secs" -q "$q" -s 65536 --tclass=2 \
 			--report_gbits $PERFTEST_OPTS "$IP_D"
 	) >"$RUNDIR/perftest-s$i-$port.out" 2>&1 &

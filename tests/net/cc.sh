@@ -10,7 +10,10 @@
 #   - under CE marks B sends CNPs: DSCP 48, opcode 0x81 decoded by tshark,
 #     BECN, DestQP = A's QPN, 16 zero bytes, valid ICRC, and at most one per
 #     np_min_time_between_cnps per QP; A's rate drops (`xrxe qp --json`);
-#   - the XDP program's ecn_ce equals the daemon's ecn_ce_rx.
+#   - the XDP program's ecn_ce equals the daemon's ecn_ce_rx;
+#   - every frame the daemon received carries the XDP program's arrival
+#     stamp (xsk0.rx_stamped == rx_frames: metadata survives copy mode),
+#     which DCQCN times CE marks and CNPs by.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
@@ -309,6 +312,14 @@ read -r xdp_ce d_ce cnp_sent cnp_rcvd <<<"$out"
 [ "$cnp_sent" -gt 0 ] && [ "$cnp_sent" = "$cnp_rcvd" ] && [ "$ncnp" -le "$cnp_sent" ] &&
 	tap_ok "B cnp_sent ($cnp_sent) == A cnp_rcvd ($cnp_rcvd) >= CNPs captured ($ncnp)" ||
 	tap_fail "B cnp_sent ($cnp_sent) == A cnp_rcvd ($cnp_rcvd) >= CNPs captured ($ncnp)"
+# Arrival stamps: on both ends every received frame had one.
+for side in "A:$sa" "B:$st"; do
+	read -r frames stamped < <(python3 -c 'import json,sys
+x=json.loads(sys.argv[1])["daemon"]["xsk0"]; print(x["rx_frames"], x["rx_stamped"])' "${side#*:}")
+	[ "$frames" -gt 0 ] && [ "$stamped" = "$frames" ] &&
+		tap_ok "${side%%:*}: every received frame carries the XDP arrival stamp ($stamped of $frames)" ||
+		tap_fail "${side%%:*}: every received frame carries the XDP arrival stamp ($stamped of $frames)"
+done
 
 kill "$PID_A" "$PID_B" 2>/dev/null
 wait "$PID_A" "$PID_B" 2>/dev/null

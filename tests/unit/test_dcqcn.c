@@ -312,6 +312,68 @@ Test(dcqcn_rp, lazy_alpha_matches_recurrence)
 	cr_assert_eq(xrxe_dcqcn_alpha(&s, &p, T0 + 900000 * US), 0);
 }
 
+/* CNPs timed by arrival (cc.c): a burst read at once, each handled at its
+ * own arrival time after the timers due before it, leaves the RP exactly
+ * where handling each as it arrived does -- here, CNPs every 60 us with
+ * 5 us monitor/alpha periods make a cut each, where one instant would
+ * allow one. */
+Test(dcqcn_rp, cnps_by_arrival_time_match_live_handling)
+{
+	struct xrxe_tp_cc_params p = base_params();
+	const uint64_t max = 10000 * MBPS;
+	struct xrxe_dcqcn live, burst, once;
+
+	p.rp_dce_tcp_rtt = 5;
+	p.rp_rate_reduce_monitor_period = 5;
+	p.rp_time_reset = 40;
+	xrxe_dcqcn_init(&live, max);
+	xrxe_dcqcn_init(&burst, max);
+	xrxe_dcqcn_init(&once, max);
+	for (unsigned i = 0; i < 10; i++) {
+		uint64_t t = T0 + i * 60 * US;
+
+		xrxe_dcqcn_timers(&live, &p, max, t);
+		xrxe_dcqcn_cnp(&live, &p, max, t);
+	}
+	/* the daemon wakes 600 us after the first: ten CNPs in its RX ring */
+	for (unsigned i = 0; i < 10; i++) {
+		uint64_t t = T0 + i * 60 * US;
+
+		xrxe_dcqcn_timers(&burst, &p, max, t);
+		xrxe_dcqcn_cnp(&burst, &p, max, t);
+		xrxe_dcqcn_cnp(&once, &p, max, T0 + 600 * US);
+	}
+	xrxe_dcqcn_timers(&live, &p, max, T0 + 600 * US);
+	xrxe_dcqcn_timers(&burst, &p, max, T0 + 600 * US);
+	cr_assert_eq(burst.rc, live.rc);
+	cr_assert_eq(burst.rt, live.rt);
+	cr_assert_eq(burst.alpha, live.alpha);
+	cr_assert_eq(burst.decreases, 10);
+	cr_assert_eq(once.decreases, 1, "all at one instant: one cut per monitor period");
+	cr_assert_gt(once.rc, burst.rc);
+}
+
+/* Times never run backwards: a CNP timed before the latest event handled
+ * (it arrived before a send that was accounted first) is handled at the
+ * latest time -- no decrease "in the past" that would re-arm the timers
+ * behind events already run. */
+Test(dcqcn_rp, event_before_the_latest_is_handled_at_the_latest)
+{
+	struct xrxe_tp_cc_params p = base_params();
+	const uint64_t max = 10000 * MBPS;
+	struct xrxe_dcqcn s;
+
+	xrxe_dcqcn_init(&s, max);
+	xrxe_dcqcn_cnp(&s, &p, max, T0);
+	xrxe_dcqcn_sent(&s, &p, max, 4096, T0 + 100 * US);
+	cr_assert_eq(s.clock, T0 + 100 * US);
+	xrxe_dcqcn_cnp(&s, &p, max, T0 + 50 * US);
+	cr_assert_eq(s.clock, T0 + 100 * US);
+	cr_assert_eq(s.dec_allowed, T0 + 100 * US + p.rp_rate_reduce_monitor_period * US,
+		     "the second cut happened at the latest time");
+	cr_assert_eq(s.inc_next, T0 + 100 * US + p.rp_time_reset * US);
+}
+
 /* --- notification point -------------------------------------------------------- */
 
 Test(dcqcn_np, limiter_boundary)
@@ -325,6 +387,9 @@ Test(dcqcn_np, limiter_boundary)
 	cr_assert(xrxe_np_ce(&np, gap, T0 + gap), "interval: CNP");
 	cr_assert(!xrxe_np_ce(&np, gap, T0 + 2 * gap - 1));
 	cr_assert(xrxe_np_ce(&np, gap, T0 + 2 * gap));
+	/* a mark timed before the last CNP (arrival times, read out of order
+	 * across queues) is inside the interval, not 2^64 ns after it */
+	cr_assert(!xrxe_np_ce(&np, gap, T0 + 2 * gap - 1));
 	/* 0: every CE packet */
 	cr_assert(xrxe_np_ce(&np, 0, T0 + 2 * gap));
 	cr_assert(xrxe_np_ce(&np, 0, T0 + 2 * gap));
