@@ -255,10 +255,10 @@ bool xrxe_tp_poll(struct xrxe_tp *tp, uint64_t now_ns);
 uint64_t xrxe_tp_next_deadline(const struct xrxe_tp *tp);
 
 /* True if some send queue has WQEs posted since xrxe_tp_poll last looked at
- * it (for the daemon's sleep protocol: re-checked after publishing
- * daemon_sleeping). WQEs a poll saw but could not start -- held by the
- * pacer, the send window, an RNR wait -- do not count: the transport's
- * deadline or an arriving packet ends the sleep for them. */
+ * it, or WQEs not started yet on a QP the pacer does not hold (for the
+ * daemon's sleep protocol: re-checked after publishing daemon_sleeping). A
+ * paced QP's backlog does not count: its release time is a transport
+ * deadline that ends the sleep. */
 bool xrxe_tp_sq_pending(const struct xrxe_tp *tp);
 
 /* --- Introspection (xrxe qp / xrxe stats) ------------------------------------ */

@@ -230,6 +230,33 @@ fill() {
 	echo "${c//@PORT@/$PORT}"
 }
 
+# The guest's network after a failed row. Seen once (2026-11-29, clean-clone
+# run): the guest's eth0 stopped transmitting in the middle of a message --
+# not one frame more from its MAC, ARP unanswered, while the guest kept
+# running jobs over 9p -- and every later row waited out its 60 s timeouts
+# (about 40 minutes). So: ping the guest; if it does not answer, bounce its
+# eth0 once and look again; if it still does not answer, the rows after this
+# fail at once with that reason instead of waiting.
+GUEST_NET_DOWN=
+guest_net_ok() {
+	ip netns exec "$NS_EP" ping -c 2 -W 1 -q "$GUEST4" >/dev/null 2>&1
+}
+check_guest_net() { # DESC of the failed row
+	[ -n "$GUEST_NET_DOWN" ] && return
+	guest_net_ok && return
+	tap_diag "guest does not answer ping after '$1': bouncing its eth0"
+	# (IPv6 addresses go with the link: put the guest's back)
+	guest_run "ip link set eth0 down; sleep 1; ip link set eth0 up;
+		ip -6 addr replace $GUEST6/64 dev eth0 nodad; sleep 2" >/dev/null 2>&1
+	if guest_net_ok; then
+		tap_diag "guest answers again after the eth0 bounce"
+		return
+	fi
+	GUEST_NET_DOWN=$1
+	tap_diag "guest network still down: the remaining rows fail at once"
+	tap_diag "$(tail -n 20 "$SHARE/console.log" 2>&1)"
+}
+
 # row KIND DESC COMMAND...: COMMAND with @DEV@ and @GID@ (the local device
 # and GID index), @BIN@ and @PORT@, run once with xrxe as server and the guest as
 # client, then the other way round. The out-of-band TCP exchange always uses
@@ -240,6 +267,13 @@ row() {
 	[[ -n ${INTEROP_ONLY:-} && ! $desc =~ $INTEROP_ONLY ]] && return 0
 	ROWS=$((ROWS + 1))
 	local tmpl="$*" host guest log
+	if [ -n "$GUEST_NET_DOWN" ]; then
+		for host in "xrxe server, rxe client" "rxe server, xrxe client"; do
+			tap_fail "$CFG: $desc ($host) [not run: guest network down since '$GUEST_NET_DOWN']"
+			FAILED=$((FAILED + 1))
+		done
+		return 0
+	fi
 	PORT=$((PORT + 1))
 	host=$(fill "$tmpl" "$DEV" "$HOST_GID" "$SHARE/bin")
 	guest=$(fill "$tmpl" rxe0 "$GUEST_GID" /share/bin)
@@ -261,6 +295,12 @@ row() {
 		wait "$spid" || rc=1
 	fi
 	report "$kind" "$CFG: $desc (xrxe server, rxe client) [$((SECONDS - t0)) s]" "$rc" "$log.rxe-client" "$log.xrxe-server"
+	[ "$rc" = 0 ] || check_guest_net "$CFG: $desc (xrxe server, rxe client)"
+	if [ -n "$GUEST_NET_DOWN" ]; then
+		tap_fail "$CFG: $desc (rxe server, xrxe client) [not run: guest network down]"
+		FAILED=$((FAILED + 1))
+		return 0
+	fi
 	t0=$SECONDS
 
 	# The guest serves, xrxe connects.
@@ -287,6 +327,7 @@ row() {
 	guest_wait "$job" || rc=1
 	cp "$SHARE/jobs/$job.out" "$log.rxe-server" 2>/dev/null
 	report "$kind" "$CFG: $desc (rxe server, xrxe client) [$((SECONDS - t0)) s]" "$rc" "$log.xrxe-client" "$log.rxe-server"
+	[ "$rc" = 0 ] || check_guest_net "$CFG: $desc (rxe server, xrxe client)"
 	if [ "${INTEROP_TRACE:-0}" = 1 ]; then
 		tap_diag "rxe0 after: $(rxe_counters | awk '$2 != 0 {printf "%s=%s ", $1, $2}')"
 	fi
