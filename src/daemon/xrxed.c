@@ -59,6 +59,7 @@
 			     * submits each frame right after writing it) */
 #define LOOPQ_SLOTS 256     /* looped-back frames waiting for xrxe_tp_rx */
 #define MAX_EVENTS 64
+#define RX_LAG_BUCKETS 5
 
 #define NS_PER_US 1000ull
 #define NS_PER_MS (1000ull * 1000)
@@ -119,6 +120,11 @@ struct daemon_counters {
 	uint64_t sleeps, wakeups_doorbell_race;
 	uint64_t shared_cpu_seen; /* preemptions noticed (spin policy) */
 	uint64_t ecn_ce_rx; /* received RoCEv2 frames marked CE (== XDP's ecn_ce) */
+	/* How late the loop read stamped frames (now - the XDP arrival stamp):
+	 * the delay every reply, ACK and CNP starts with. Buckets up to 10 us,
+	 * 100 us, 1 ms, 10 ms, beyond; the largest seen. */
+	uint64_t rx_lag[RX_LAG_BUCKETS];
+	uint64_t rx_lag_max_ns;
 };
 
 struct tx_slot {
@@ -492,6 +498,17 @@ static int frame_ecn(const uint8_t *f, uint32_t len)
 }
 
 /* Verify one burst and hand the good frames to the core; returns frames seen. */
+static void count_rx_lag(struct daemon *d, uint64_t lag_ns)
+{
+	unsigned b = 0;
+
+	for (uint64_t limit = 10 * NS_PER_US; b < RX_LAG_BUCKETS - 1 && lag_ns > limit; limit *= 10)
+		b++;
+	d->ctr.rx_lag[b]++;
+	if (lag_ns > d->ctr.rx_lag_max_ns)
+		d->ctr.rx_lag_max_ns = lag_ns;
+}
+
 static unsigned poll_queue(struct daemon *d, struct xrxe_xsk *xsk)
 {
 	struct xrxe_rx_frame frames[RX_BURST];
@@ -511,6 +528,9 @@ static unsigned poll_queue(struct daemon *d, struct xrxe_xsk *xsk)
 		d->ctr.rx_ok++;
 		d->ctr.rx_by_opcode[pkt.opcode]++;
 		pkt.rx_ns = frames[i].rx_ns;
+		/* a frame stamped after this pass read the clock: no lag */
+		if (pkt.rx_ns)
+			count_rx_lag(d, pkt.rx_ns < d->now ? d->now - pkt.rx_ns : 0);
 		xrxe_tp_rx(d->tp, &pkt, d->now);
 	}
 	if (n)
@@ -747,6 +767,16 @@ static void daemon_stats(void *user, FILE *out, unsigned flags)
 	emit_u64(&e, "loop_parse_errors", d->ctr.loop_parse_errors);
 	emit_u64(&e, "sleeps", d->ctr.sleeps);
 	emit_u64(&e, "shared_cpu_seen", d->ctr.shared_cpu_seen);
+	{
+		static const char *const lag_name[RX_LAG_BUCKETS] = {
+			"rx_lag_le_10us", "rx_lag_le_100us", "rx_lag_le_1ms", "rx_lag_le_10ms",
+			"rx_lag_gt_10ms",
+		};
+
+		for (unsigned i = 0; i < RX_LAG_BUCKETS; i++)
+			emit_u64(&e, lag_name[i], d->ctr.rx_lag[i]);
+		emit_u64(&e, "rx_lag_max_ns", d->ctr.rx_lag_max_ns);
+	}
 
 	xrxe_tp_get_stats(d->tp, &tps);
 	emit_section(&e, "transport");

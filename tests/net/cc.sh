@@ -313,12 +313,18 @@ read -r xdp_ce d_ce cnp_sent cnp_rcvd <<<"$out"
 	tap_ok "B cnp_sent ($cnp_sent) == A cnp_rcvd ($cnp_rcvd) >= CNPs captured ($ncnp)" ||
 	tap_fail "B cnp_sent ($cnp_sent) == A cnp_rcvd ($cnp_rcvd) >= CNPs captured ($ncnp)"
 # Arrival stamps: on both ends every received frame had one.
+# The read lag histogram (daemon.rx_lag_*) counts each of them once.
 for side in "A:$sa" "B:$st"; do
-	read -r frames stamped < <(python3 -c 'import json,sys
-x=json.loads(sys.argv[1])["daemon"]["xsk0"]; print(x["rx_frames"], x["rx_stamped"])' "${side#*:}")
+	read -r frames stamped lagged < <(python3 -c 'import json,sys
+d=json.loads(sys.argv[1])["daemon"]; x=d["xsk0"]
+print(x["rx_frames"], x["rx_stamped"], sum(v for k, v in d["daemon"].items()
+      if k.startswith("rx_lag_") and k != "rx_lag_max_ns"))' "${side#*:}")
 	[ "$frames" -gt 0 ] && [ "$stamped" = "$frames" ] &&
 		tap_ok "${side%%:*}: every received frame carries the XDP arrival stamp ($stamped of $frames)" ||
 		tap_fail "${side%%:*}: every received frame carries the XDP arrival stamp ($stamped of $frames)"
+	[ "$lagged" = "$stamped" ] &&
+		tap_ok "${side%%:*}: read-lag histogram counts every stamped frame once ($lagged)" ||
+		tap_fail "${side%%:*}: read-lag histogram counts every stamped frame once ($lagged of $stamped)"
 done
 
 kill "$PID_A" "$PID_B" 2>/dev/null
