@@ -148,16 +148,14 @@ static void wqe_validate(struct xrxe_tp_qp *qp, struct tp_swqe *w, const uint8_t
 		w->npkts = (w->length + mtu - 1) / mtu;
 }
 
-uint32_t xrxe_tpi_sq_producer(const struct xrxe_tp_qp *qp)
+bool xrxe_tpi_sq_has_new(const struct xrxe_tp_qp *qp)
 {
 	/* Acquire: pairs with the application's store-release of the producer
 	 * after it wrote the element. */
-	return atomic_load_explicit((_Atomic uint32_t *)&qp->sq->producer, memory_order_acquire);
-}
+	uint32_t prod = atomic_load_explicit((_Atomic uint32_t *)&qp->sq->producer,
+					     memory_order_acquire) & qp->sq_mask;
 
-bool xrxe_tpi_sq_has_new(const struct xrxe_tp_qp *qp)
-{
-	return (xrxe_tpi_sq_producer(qp) & qp->sq_mask) != (qp->sq_fetch & qp->sq_mask);
+	return prod != (qp->sq_fetch & qp->sq_mask);
 }
 
 bool xrxe_tpi_sq_fetch(struct xrxe_tp_qp *qp)

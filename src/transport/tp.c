@@ -200,9 +200,6 @@ static bool qp_poll(struct xrxe_tp_qp *qp)
 {
 	bool did = false;
 
-	/* For the daemon's sleep protocol (xrxe_tp_sq_pending): WQEs posted up
-	 * to here are this pass's to start or to find blocked. */
-	qp->sq_seen = xrxe_tpi_sq_producer(qp);
 	/* CC hook: owed CNPs, DCQCN timers (cc.c) */
 	if (qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD)
 		did |= xrxe_tpi_cc_poll(qp);
@@ -278,14 +275,12 @@ bool xrxe_tp_sq_pending(const struct xrxe_tp *tp)
 		if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_ERR &&
 		    qp->state != IBV_QPS_SQE)
 			continue;
-		/* Posted since the last look: work. */
-		if (xrxe_tpi_sq_producer(qp) != qp->sq_seen)
-			return true;
-		/* Seen but not started: work too (keep spinning: the ACK or
-		 * completion it waits for is usually a round trip away, and a
-		 * sleep there cost ~6 % of 64 KiB ib_write_bw) -- unless the
-		 * pacer holds the QP. Its release is a deadline the daemon
-		 * sleeps until; counting a paced backlog as work kept the
+		/* WQEs not started are work (keep spinning: the ACK or
+		 * completion a blocked QP waits for is usually a round trip
+		 * away, and a sleep there cost ~6 % of 64 KiB ib_write_bw) --
+		 * unless the pacer holds the QP, new posts included: nothing
+		 * of it can leave before its release, a deadline the daemon
+		 * sleeps until. Counting a paced backlog as work kept the
 		 * daemon spinning at any rate (a whole core at 100 Mbit/s). */
 		if (xrxe_tpi_sq_has_new(qp) && !qp->cc.wait.queued)
 			return true;

@@ -268,7 +268,6 @@ struct xrxe_tp_qp {
 	uint8_t *swqe_data;
 	uint32_t sq_cons;        /* oldest WQE not retired (published) */
 	uint32_t sq_fetch;       /* next WQE to copy out of the ring */
-	uint32_t sq_seen;        /* the ring's producer when qp_poll last looked */
 
 	/* receive queue: rq, or srq (then rq is NULL) */
 	struct xrxe_ring *rq;
@@ -432,8 +431,6 @@ bool xrxe_tpi_req_run(struct xrxe_tp_qp *qp, unsigned budget);
 /* Rewind (or move forward) the requester to psn (go-back-N, IBA 9.7.5.2). */
 void xrxe_tpi_req_rewind(struct xrxe_tp_qp *qp, uint32_t psn);
 bool xrxe_tpi_sq_has_new(const struct xrxe_tp_qp *qp);
-/* The send ring's producer index (acquire: the WQEs before it are written). */
-uint32_t xrxe_tpi_sq_producer(const struct xrxe_tp_qp *qp);
 /* Copy WQE at the fetch position out of the ring (false when empty). */
 bool xrxe_tpi_sq_fetch(struct xrxe_tp_qp *qp);
 

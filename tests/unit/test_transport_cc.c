@@ -97,7 +97,9 @@ static void env_init(struct env *e, const struct xrxe_tp_cc_params *cc)
 	e->p.h.pol.ce_mark_arg = &e->w;
 }
 
-static void post_writes(struct env *e)
+/* NMSG WRITEs of abuf into bbuf, message i from even_qp or odd_qp. */
+static void post_writes_from(struct env *e, struct xrxe_tph_qp *even_qp,
+			     struct xrxe_tph_qp *odd_qp)
 {
 	for (unsigned i = 0; i < NMSG; i++) {
 		struct xrxe_sge s = { (uintptr_t)abuf + i * MSG, MSG, e->lka };
@@ -106,8 +108,13 @@ static void post_writes(struct env *e)
 			.raddr = (uintptr_t)bbuf + i * MSG, .rkey = e->lkb,
 		};
 
-		cr_assert_eq(xrxe_tph_post_send(e->p.a, &wr), 0);
+		cr_assert_eq(xrxe_tph_post_send(i % 2 ? odd_qp : even_qp, &wr), 0);
 	}
+}
+
+static void post_writes(struct env *e)
+{
+	post_writes_from(e, e->p.a, e->p.a);
 }
 
 /* xrxe_tph_run for a slice of virtual time: when the next deadline lies
@@ -305,15 +312,7 @@ Test(transport_cc, line_rate_pacing_paces_the_port_and_shares_it)
 	cr_assert_eq(xrxe_tph_connect(a2, b2, &e.p.conn), 0);
 	t0 = e.p.h.now;
 	/* each QP writes half of the buffer: the same bytes as one QP's test */
-	for (unsigned i = 0; i < NMSG; i++) {
-		struct xrxe_sge s = { (uintptr_t)abuf + i * MSG, MSG, e.lka };
-		struct xrxe_tph_send wr = {
-			.wr_id = i, .opcode = IBV_WR_RDMA_WRITE, .sge = &s, .nsge = 1,
-			.raddr = (uintptr_t)bbuf + i * MSG, .rkey = e.lkb,
-		};
-
-		cr_assert_eq(xrxe_tph_post_send(i % 2 ? a2 : e.p.a, &wr), 0);
-	}
+	post_writes_from(&e, e.p.a, a2);
 	for (unsigned k = 0; k < 100000 && done[0] + done[1] < NMSG; k++) {
 		run_slice(&e.p.h, 20 * US);
 		for (int q = 0; q < 2; q++) {
