@@ -23,7 +23,11 @@
  *     abi.h: publish daemon_sleeping, full fence, re-check the send queues, epoll_wait on
  *     everything with the next transport deadline as the timeout. While busy,
  *     control sockets, netlink and signals are still served every millisecond
- *     and the CPU is yielded now and then, so a single core is not starved.
+ *     and the CPU is yielded now and then, so a single core is not starved;
+ *   - with --rt-priority the loop runs under SCHED_FIFO, as a NIC that never
+ *     waits for a CPU: it preempts every normal task when a frame or a
+ *     deadline is due, and so it must never spin on what only the network
+ *     can end -- a QP waiting for an ACK makes it nap (RT_NAP_NS), not spin.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -84,6 +88,13 @@
 /* Sleep at most this long: a lost doorbell (a broken shim) costs one second,
  * not a hang. */
 #define MAX_SLEEP_NS (1000 * NS_PER_MS)
+/* --rt-priority: while only QPs that wait for the network (an ACK, a window)
+ * have unstarted WQEs, sleep this long at a time instead of spinning. A
+ * SCHED_FIFO task that spins starves every normal task on its CPU; an ACK
+ * ends the nap at once (the AF_XDP socket is in the epoll set), and a WQE
+ * posted during it -- the shim sees daemon_sleeping 0 and does not ring --
+ * waits no longer than a doorbell's wake-up would take (ref/afxdp.md §6). */
+#define RT_NAP_NS (50 * NS_PER_US)
 /* TX completions outstanding: look again this soon. */
 #define TX_REAP_NS (100 * NS_PER_US)
 
@@ -108,6 +119,7 @@ struct daemon_opts {
 	enum xrxe_steer_mode mode;
 	unsigned queues; /* 0 = all RX queues of the interface */
 	bool keep_xdp;   /* leave the steering program attached on exit */
+	int rt_priority; /* SCHED_FIFO priority, 0 = normal scheduling */
 	struct xrxe_tp_cc_params cc; /* defaults + --cc name=value */
 };
 
@@ -118,6 +130,7 @@ struct daemon_counters {
 	uint64_t tx_frames, tx_ring_full, tx_bad;
 	uint64_t loop_frames, loop_drops, loop_parse_errors;
 	uint64_t sleeps, wakeups_doorbell_race;
+	uint64_t naps; /* --rt-priority: RT_NAP_NS sleeps while QPs wait */
 	uint64_t shared_cpu_seen; /* preemptions noticed (spin policy) */
 	uint64_t ecn_ce_rx; /* received RoCEv2 frames marked CE (== XDP's ecn_ce) */
 	/* How late the loop read stamped frames (now - the XDP arrival stamp):
@@ -202,6 +215,13 @@ static void usage(FILE *out)
 		"  -c, --cc NAME=VALUE    congestion control (DCQCN) parameter, repeatable;\n"
 		"                         names, units, defaults: `xrxe cc show IFACE`\n"
 		"                         (e.g. --cc np_min_time_between_cnps=2, --cc enabled=0)\n"
+		"  -r, --rt-priority PRIO run under SCHED_FIFO at PRIO (1-99) so that no\n"
+		"                         normal task delays a frame, an ACK or a CNP: for\n"
+		"                         hosts whose cores busy-polling applications share\n"
+		"                         with xrxed. It then naps instead of spinning while\n"
+		"                         its QPs only wait for the network; kernel RT\n"
+		"                         throttling (kernel.sched_rt_runtime_us) still\n"
+		"                         bounds it. Needs CAP_SYS_NICE or RLIMIT_RTPRIO.\n"
 		"  -v, --verbose          log at debug level (same as XRXE_LOG=debug)\n"
 		"  -h, --help             this text\n"
 		"\n"
@@ -221,6 +241,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		{ "queues", required_argument, NULL, 'q' },
 		{ "keep-xdp", no_argument, NULL, 'k' },
 		{ "cc", required_argument, NULL, 'c' },
+		{ "rt-priority", required_argument, NULL, 'r' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -229,7 +250,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 
 	*o = (struct daemon_opts){ .mode = XRXE_STEER_MODE_NATIVE };
 	xrxe_tp_cc_defaults(&o->cc);
-	while ((c = getopt_long(argc, argv, "m:q:kc:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:q:kc:r:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': {
 			char err[160];
@@ -265,6 +286,18 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		case 'k':
 			o->keep_xdp = true;
 			break;
+		case 'r': {
+			int max = sched_get_priority_max(SCHED_FIFO);
+			char *end;
+			long n = strtol(optarg, &end, 10);
+
+			if (*end || n < 1 || n > max) {
+				xrxe_err("--rt-priority: '%s' is not a number from 1 to %d", optarg, max);
+				return -EINVAL;
+			}
+			o->rt_priority = (int)n;
+			break;
+		}
 		case 'v':
 			xrxe_log_set_level(XRXE_LOG_DEBUG);
 			break;
@@ -766,6 +799,8 @@ static void daemon_stats(void *user, FILE *out, unsigned flags)
 	emit_u64(&e, "loop_drops", d->ctr.loop_drops);
 	emit_u64(&e, "loop_parse_errors", d->ctr.loop_parse_errors);
 	emit_u64(&e, "sleeps", d->ctr.sleeps);
+	emit_u64(&e, "naps", d->ctr.naps);
+	emit_u64(&e, "rt_priority", (uint64_t)d->opts.rt_priority);
 	emit_u64(&e, "shared_cpu_seen", d->ctr.shared_cpu_seen);
 	{
 		static const char *const lag_name[RX_LAG_BUCKETS] = {
@@ -905,6 +940,30 @@ static bool tx_pending(const struct daemon *d)
 	return d->tx_nbatch || xrxe_xsk_tx_pending(d->xsk[0]);
 }
 
+/* What sleep_once did (or a negative errno). */
+enum { WORK_FOUND, SLEPT, NAPPED };
+
+/* --rt-priority: a QP has unstarted WQEs it cannot send yet (window, ACK):
+ * sleep RT_NAP_NS, or less if a deadline or a frame comes first. Not a
+ * doorbell sleep: daemon_sleeping stays 0, the nap is that short. */
+static int nap(struct daemon *d)
+{
+	uint64_t now = mono_ns(), deadline = now + RT_NAP_NS, t;
+	struct timespec ts;
+	int ret;
+
+	t = xrxe_tp_next_deadline(d->tp);
+	if (t < deadline)
+		deadline = t;
+	t = deadline > now ? deadline - now : 0;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)t;
+	d->ctr.naps++;
+	ret = poll_events(d, &ts);
+	ctrl_tick(d);
+	return ret < 0 ? ret : NAPPED;
+}
+
 /* abi.h doorbell protocol, daemon side: publish "sleeping", full fence (the
  * shim fences between its producer store and its load of the flag: one of
  * us sees the other), re-check the send queues, then sleep. */
@@ -917,10 +976,17 @@ static int sleep_once(struct daemon *d)
 
 	__atomic_store_n(&page->daemon_sleeping, 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (xrxe_tp_sq_pending(d->tp) || d->loop.tail != d->loop.head || d->tx_nbatch) {
+	if (d->loop.tail != d->loop.head || d->tx_nbatch) {
 		__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
 		d->ctr.wakeups_doorbell_race++;
-		return 0;
+		return WORK_FOUND;
+	}
+	if (xrxe_tp_sq_pending(d->tp)) {
+		__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
+		if (d->opts.rt_priority)
+			return nap(d);
+		d->ctr.wakeups_doorbell_race++;
+		return WORK_FOUND;
 	}
 	now = mono_ns();
 	deadline = now + MAX_SLEEP_NS;
@@ -940,7 +1006,7 @@ static int sleep_once(struct daemon *d)
 	/* A shim that still reads 1 rings once more than needed: harmless. */
 	__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
 	ctrl_tick(d);
-	return ret < 0 ? ret : 0;
+	return ret < 0 ? ret : SLEPT;
 }
 
 /* Was this thread preempted within SHARED_WINDOW_NS? Looked up at most every
@@ -995,14 +1061,41 @@ static int run_loop(struct daemon *d)
 		}
 		if (d->now - last_work < (cpu_shared(d) ? SPIN_SHARED_NS : SPIN_NS))
 			continue;
-		if (sleep_once(d) < 0)
+		switch (sleep_once(d)) {
+		case WORK_FOUND:
+		case SLEPT:
+			last_work = last_events = last_yield = mono_ns();
+			break;
+		case NAPPED: /* nothing new yet: nap again next pass, no spin window */
+			last_events = last_yield = mono_ns();
+			break;
+		default:
 			return -1;
-		last_work = last_events = last_yield = mono_ns();
+		}
 	}
 	return 0;
 }
 
 /* --- setup and teardown -------------------------------------------------------- */
+
+/* --rt-priority: SCHED_FIFO for this thread. SCHED_RESET_ON_FORK: nothing we
+ * might start inherits it. */
+static int set_rt_priority(const char *ifname, int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0) {
+		int err = -errno;
+
+		xrxe_err("%s: --rt-priority %d: %s%s", ifname, prio, strerror(errno),
+			 errno == EPERM ? " (needs CAP_SYS_NICE or an RLIMIT_RTPRIO of at least "
+					  "PRIO, e.g. `ulimit -r`)"
+					: "");
+		return err;
+	}
+	xrxe_info("%s: SCHED_FIFO priority %d", ifname, prio);
+	return 0;
+}
 
 static int epoll_add(int epfd, struct xrxe_evsrc *src)
 {
@@ -1084,6 +1177,11 @@ static int daemon_setup(struct daemon *d)
 	 * 1 Gbit/s. */
 	if (prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0) < 0)
 		xrxe_warn("PR_SET_TIMERSLACK: %s", strerror(errno));
+	if (d->opts.rt_priority) {
+		err = set_rt_priority(d->opts.ifname, d->opts.rt_priority);
+		if (err)
+			return err;
+	}
 
 	d->ifindex = if_nametoindex(d->opts.ifname);
 	err = xrxe_netdev_rx_queues(d->opts.ifname, &nqueues);

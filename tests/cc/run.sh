@@ -42,7 +42,8 @@
 # Environment: CC_RATE (1gbit), CC_QLIMIT (1mb), CC_DURATION seconds per run
 # (4; E2 uses 1.5x); CC_PARAMS (DCQCN parameters of CC-on runs, below),
 # CC_MODES ("off on"), CC_E1_QPS ("2 4 8"), CC_ECN (xrxe-impair marking
-# options), CC_NICE (the daemons' nice level, -10), CC_PERFTEST (extra
+# options), CC_NICE (the daemons' nice level, -10), CC_RT (the receiver's and
+# the senders' xrxed --rt-priority, "30 20"; empty: normal), CC_PERFTEST (extra
 # ib_write_bw options), CC_PACING_RATES, CC_OUT (docs/cc: results.md + PNGs), CC_KEEP=1
 # keeps the raw samples in CC_OUT/raw/.
 set -uo pipefail
@@ -68,6 +69,14 @@ PACING_RATES=${CC_PACING_RATES:-100 250 500}
 # 94-97 % with the queue still held (docs/cc/README.md, "Third round").
 ECN_OPTS=${CC_ECN---ecn-kmin 16kb --ecn-kmax 64kb} # xrxe-impair marking options
 DAEMON_NICE=${CC_NICE:--10}   # the xrxeds' nice level
+# The xrxeds run as the NICs they stand for: under SCHED_FIFO (xrxed
+# --rt-priority), the receiver above the senders. Three daemons, two
+# busy-polling perftest clients and the router's softirq work share two cores
+# here; at normal priority the receiver waited for a CPU half its time and read
+# 7 % of frames 1-10 ms late, so its CNPs left as late as the 1 MB FIFO takes
+# to fill (docs/cc/README.md, "Fourth round"). CC_RT="RX TX" sets the two
+# priorities, CC_RT= runs every daemon at normal priority.
+read -r RT_RX RT_TX <<<"${CC_RT-30 20}"
 PERFTEST_OPTS=${CC_PERFTEST-}  # extra ib_write_bw options (client and server), e.g. -e
 # DCQCN parameters for every CC-on run (CC_PARAMS= for NVIDIA's defaults),
 # for the default CC_RATE of 1 Gbit/s (another rate: rp_max_rate = 1.2 x it).
@@ -125,8 +134,15 @@ RESULTS=$OUT/results.md
 	echo
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) before;"
 	echo "bottleneck htb $CC_RATE + bfifo $CC_QLIMIT, xrxe-impair ECN on a $CC_RATE phantom queue (${ECN_OPTS:-its default profile});"
+	if [[ $RT_RX ]]; then
+		echo "xrxed under SCHED_FIFO: \`--rt-priority $RT_RX\` on the receiver, \`--rt-priority $RT_TX\` on the senders (CC_RT), nice $DAEMON_NICE;"
+	else
+		echo "xrxed at normal priority (CC_RT=), nice $DAEMON_NICE;"
+	fi
 	echo "$DUR s per run; CC-on parameters (\`xrxe cc set\` on every endpoint): \`${CC_PARAMS:-NVIDIA defaults}\`;"
 	echo "command: \`CC_RATE=$CC_RATE CC_QLIMIT=$CC_QLIMIT CC_DURATION=$DUR tests/cc/run.sh ${experiments[*]}\`"
+	echo
+	echo "util, Jain, queues and marks are counted at the router; \"perftest\" is what each client reported (n/a: its clock calibration failed, \"Correlation coefficient r^2 < 0.9\", and it printed 0)."
 	echo
 	echo "| run | CC | util | Jain p50 / min (10 ms) | phantom q p50 / p99 KB | FIFO p50 / p99 KB | marks/s | CNPs/s | retrans | drops | perftest Gbit/s | load |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -138,9 +154,11 @@ RESULTS=$OUT/results.md
 endpoints_up() {
 	topo_up "$1" || { echo "bench-cc: topology failed"; return 1; }
 	local i ifs=("$IF_D")
-	ns_bg "$NS_D" nice -n "$DAEMON_NICE" "$XRXED" "$IF_D" >"$TMP/xrxed-d.log" 2>&1
+	ns_bg "$NS_D" nice -n "$DAEMON_NICE" "$XRXED" ${RT_RX:+--rt-priority "$RT_RX"} "$IF_D" \
+		>"$TMP/xrxed-d.log" 2>&1
 	for ((i = 1; i <= $1; i++)); do
-		ns_bg "${NS_S[i]}" nice -n "$DAEMON_NICE" "$XRXED" "${IF_S[i]}" >"$TMP/xrxed-s$i.log" 2>&1
+		ns_bg "${NS_S[i]}" nice -n "$DAEMON_NICE" "$XRXED" ${RT_TX:+--rt-priority "$RT_TX"} \
+			"${IF_S[i]}" >"$TMP/xrxed-s$i.log" 2>&1
 		ifs+=("${IF_S[i]}")
 	done
 	for f in "${ifs[@]}"; do
@@ -299,7 +317,7 @@ print("| %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s | %s | %s | %
     f(m.get("jain_median"), "%.3f"), f(m.get("jain_min"), "%.3f"),
     f(m.get("q_p50_kb")), f(m.get("q_p99_kb")), f(m.get("fifo_p50_kb")), f(m.get("fifo_p99_kb")),
     f(m.get("marks_per_s"), "%.0f"), f(m.get("cnps_per_s"), "%.0f") if m.get("cnps_per_s") is not None else "n/a (no CC counters)",
-    m.get("retransmits"), f(m.get("drops")), " + ".join("%.2f" % g for g in m.get("perftest_gbps", [])) or "n/a",
+    m.get("retransmits"), f(m.get("drops")), " + ".join("n/a" if g is None else "%.2f" % g for g in m.get("perftest_gbps", [])) or "n/a",
     sys.argv[4]))
 EOF
 	cat "$RUNDIR/metrics.json"

@@ -44,11 +44,12 @@ netns_tmpdir TMP
 
 # --- helpers -------------------------------------------------------------------
 
-# start_daemon NS IFACE NAME: xrxed in the background, log in $TMP/NAME.log;
-# waits for its socket. The pid is in DPID.
+# start_daemon NS IFACE NAME [OPTION...]: xrxed in the background, log in
+# $TMP/NAME.log; waits for its socket. The pid is in DPID.
 start_daemon() {
 	local ns=$1 ifc=$2 name=$3
-	ns_bg "$ns" "$XRXED" "$ifc" >>"$TMP/$name.log" 2>&1
+	shift 3
+	ns_bg "$ns" "$XRXED" "$@" "$ifc" >>"$TMP/$name.log" 2>&1
 	DPID=$NETNS_LAST_PID
 	netns_wait_file "/run/xrxe/$ifc.sock" 10
 }
@@ -295,12 +296,36 @@ fi
 kill -9 "$QPID" 2>/dev/null
 wait "$QPID" 2>/dev/null
 
-# --- (g) stale socket, SIGTERM -------------------------------------------------------------
+# --- (g) stale socket, --rt-priority, SIGTERM -----------------------------------------------
+
+for bad in 0 100 x10; do
+	out=$("$XRXED" --rt-priority "$bad" "$IF_A" 2>&1)
+	rc=$?
+	if [ $rc = 2 ] && grep -q "is not a number from 1 to 99" <<<"$out"; then
+		tap_ok "--rt-priority $bad: usage error (exit 2)"
+	else
+		tap_fail "--rt-priority $bad: usage error (exit 2, is $rc)"
+		tap_diag "$out"
+	fi
+done
+# Without CAP_SYS_NICE and with RLIMIT_RTPRIO 0 SCHED_FIFO is refused:
+# a clear error before anything is attached.
+out=$(ns_exec "$NS_A" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	prlimit --rtprio=0 "$XRXED" --rt-priority 10 "$IF_A" 2>&1)
+rc=$?
+if [ $rc = 1 ] && grep -q "Operation not permitted (needs CAP_SYS_NICE" <<<"$out"; then
+	tap_ok "--rt-priority without the privilege: EPERM explained (exit 1)"
+else
+	tap_fail "--rt-priority without the privilege: EPERM explained (exit 1, is $rc)"
+	tap_diag "$out"
+fi
 
 kill -9 "$PID_A" 2>/dev/null
 wait "$PID_A" 2>/dev/null
 if [ -S "/run/xrxe/$IF_A.sock" ]; then
-	start_daemon "$NS_A" "$IF_A" a2
+	# The replacement runs under SCHED_FIFO (--rt-priority): below, RC
+	# traffic through it and SIGTERM work as at normal priority.
+	start_daemon "$NS_A" "$IF_A" a2 --rt-priority 10
 	wait_for 10 grep -q "ready on" "$TMP/a2.log"
 	if grep -q "replacing stale socket" "$TMP/a2.log" &&
 		ns_exec "$NS_A" "$CLIENT" gids "$IF_A" >/dev/null 2>&1; then
@@ -313,6 +338,25 @@ else
 	tap_fail "kill -9 leaves the socket file (precondition)"
 fi
 PID_A2=$DPID
+policy=$(chrt -p "$PID_A2" 2>&1)
+if grep -q "SCHED_FIFO" <<<"$policy" && grep -q "priority: 10" <<<"$policy" &&
+	[ "$(stat_of "$NS_A" "$IF_A" daemon.rt_priority)" = 10 ]; then
+	tap_ok "--rt-priority 10: the daemon runs SCHED_FIFO 10 and says so in its stats"
+else
+	tap_fail "--rt-priority 10: the daemon runs SCHED_FIFO 10 and says so in its stats"
+	tap_diag "$policy; stats: $(stat_of "$NS_A" "$IF_A" daemon.rt_priority)"
+fi
+rm -rf "$TMP/xr" && mkdir -p "$TMP/xr"
+ns_bg "$NS_B" "$CLIENT" rc "$IF_B" --peer-gid "$IP4_A" --me b --peer a --dir "$TMP/xr" \
+	--count 200 --size 4000 >"$TMP/rcrt_b.out" 2>&1
+RPID=$NETNS_LAST_PID
+if ns_exec "$NS_A" timeout 60 "$CLIENT" rc "$IF_A" --peer-gid "$IP4_B" --me a --peer b \
+	--dir "$TMP/xr" --count 200 --size 4000 >"$TMP/rcrt_a.out" 2>&1 && wait "$RPID"; then
+	tap_ok "RC through a SCHED_FIFO daemon: 200 SENDs of 4000 bytes and an RDMA WRITE, intact"
+else
+	tap_fail "RC through a SCHED_FIFO daemon: 200 SENDs of 4000 bytes and an RDMA WRITE"
+	tap_diag "$(cat "$TMP/rcrt_a.out" "$TMP/rcrt_b.out")"
+fi
 kill -TERM "$PID_A2" "$PID_B"
 wait "$PID_A2" "$PID_B" 2>/dev/null
 xdp_a=$(ns_exec "$NS_A" ip -d link show dev "$IF_A" | grep -c "prog/xdp")
