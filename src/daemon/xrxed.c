@@ -120,6 +120,7 @@ struct daemon_opts {
 	unsigned queues; /* 0 = all RX queues of the interface */
 	bool keep_xdp;   /* leave the steering program attached on exit */
 	int rt_priority; /* SCHED_FIFO priority, 0 = normal scheduling */
+	bool fixed_ack_timeout; /* --rexmit fixed */
 	struct xrxe_tp_cc_params cc; /* defaults + --cc name=value */
 };
 
@@ -215,6 +216,13 @@ static void usage(FILE *out)
 		"  -c, --cc NAME=VALUE    congestion control (DCQCN) parameter, repeatable;\n"
 		"                         names, units, defaults: `xrxe cc show IFACE`\n"
 		"                         (e.g. --cc np_min_time_between_cnps=2, --cc enabled=0)\n"
+		"      --rexmit adaptive|fixed\n"
+		"                         RC retransmission. adaptive (default): besides the\n"
+		"                         QP's Local ACK Timeout, resend after a few round\n"
+		"                         trips without an ACK (srtt + 4 rttvar, at least\n"
+		"                         2 ms, doubling), as when a retransmitted packet is\n"
+		"                         lost again; these retries leave retry_cnt alone.\n"
+		"                         fixed: the Local ACK Timeout only, as rxe.\n"
 		"  -r, --rt-priority PRIO run under SCHED_FIFO at PRIO (1-99) so that no\n"
 		"                         normal task delays a frame, an ACK or a CNP: for\n"
 		"                         hosts whose cores busy-polling applications share\n"
@@ -242,6 +250,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		{ "keep-xdp", no_argument, NULL, 'k' },
 		{ "cc", required_argument, NULL, 'c' },
 		{ "rt-priority", required_argument, NULL, 'r' },
+		{ "rexmit", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -285,6 +294,16 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		}
 		case 'k':
 			o->keep_xdp = true;
+			break;
+		case 'R':
+			if (!strcmp(optarg, "adaptive")) {
+				o->fixed_ack_timeout = false;
+			} else if (!strcmp(optarg, "fixed")) {
+				o->fixed_ack_timeout = true;
+			} else {
+				xrxe_err("--rexmit: '%s' is not adaptive or fixed", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'r': {
 			int max = sched_get_priority_max(SCHED_FIFO);
@@ -676,17 +695,19 @@ static int emit_qp(void *arg, const struct xrxe_tp_qp_info *q)
 		"%s{\"qpn\":%u,\"type\":\"%s\",\"state\":\"%s\",\"dest_qpn\":%u,\"sq_psn\":%u,"
 		"\"acked_psn\":%u,\"rq_psn\":%u,\"tx_packets\":%" PRIu64 ",\"rx_packets\":%" PRIu64
 		",\"tx_bytes\":%" PRIu64 ",\"rx_bytes\":%" PRIu64 ",\"retransmits\":%" PRIu64
-		",\"timeouts\":%" PRIu64 ",\"rnr_naks_rcvd\":%" PRIu64 ",\"rnr_naks_sent\":%" PRIu64
+		",\"timeouts\":%" PRIu64 ",\"fast_retransmits\":%" PRIu64 ",\"srtt_us\":%.1f"
+		",\"rnr_naks_rcvd\":%" PRIu64 ",\"rnr_naks_sent\":%" PRIu64
 		",\"seq_naks_rcvd\":%" PRIu64 ",\"seq_naks_sent\":%" PRIu64 ",\"duplicates\":%" PRIu64;
 	const char *fmt_text =
 		"%s%-8u %-4s %-5s %8u %8u %8u %8u %10" PRIu64 " %10" PRIu64 " %12" PRIu64
-		" %12" PRIu64 " %7" PRIu64 " %7" PRIu64 " %5" PRIu64 "/%-5" PRIu64 " %5" PRIu64
+		" %12" PRIu64 " %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %8.1f %5" PRIu64 "/%-5" PRIu64
+		" %5" PRIu64
 		"/%-5" PRIu64 " %6" PRIu64;
 
 	fprintf(e->out, e->json ? fmt_json : fmt_text, e->json && e->n ? "," : "", q->qpn,
 		qp_type_name(q->qp_type), qp_state_name(q->state), q->dest_qpn, q->sq_psn,
 		q->acked_psn, q->rq_psn, q->tx_packets, q->rx_packets, q->tx_bytes, q->rx_bytes,
-		q->retransmits, q->timeouts, q->rnr_naks_rcvd, q->rnr_naks_sent, q->seq_naks_rcvd,
+		q->retransmits, q->timeouts, q->fast_retransmits, q->srtt_ns / 1e3, q->rnr_naks_rcvd, q->rnr_naks_sent, q->seq_naks_rcvd,
 		q->seq_naks_sent, q->duplicates);
 	/* DCQCN: rates in Mb/s, alpha as a fraction (alpha_fp: the mlx5
 	 * 10-bit fixed point it is kept in) */
@@ -713,10 +734,11 @@ static void stats_qps(struct daemon *d, FILE *out, bool json)
 	if (json)
 		fprintf(out, "{\"interface\":\"%s\",\"qps\":[", d->opts.ifname);
 	else
-		fprintf(out, "%-8s %-4s %-5s %8s %8s %8s %8s %10s %10s %12s %12s %7s %7s %11s %11s %6s"
+		fprintf(out, "%-8s %-4s %-5s %8s %8s %8s %8s %10s %10s %12s %12s %7s %7s %7s %8s %11s %11s %6s"
 			     " %11s %10s %6s %13s %7s\n",
 			"qpn", "type", "state", "dest_qpn", "sq_psn", "acked", "rq_psn", "tx_pkts",
-			"rx_pkts", "tx_bytes", "rx_bytes", "rexmit", "timeout", "rnr rcv/snt",
+			"rx_pkts", "tx_bytes", "rx_bytes", "rexmit", "timeout", "fast", "srtt_us",
+			"rnr rcv/snt",
 			"seq rcv/snt", "dups", "rate Mb/s", "target", "alpha", "cnp snt/hdl", "ecn_ce");
 	xrxe_tp_qp_foreach(d->tp, emit_qp, &e);
 	if (json)
@@ -1274,6 +1296,7 @@ static int daemon_setup(struct daemon *d)
 		.max_mr = DEV_MAX_MR,
 		.local_ack_delay = DEV_LOCAL_ACK_DELAY,
 		.line_rate_mbps = DEFAULT_LINE_RATE_MBPS,
+		.fixed_ack_timeout = d->opts.fixed_ack_timeout,
 	};
 
 	if (xrxe_netdev_speed(d->opts.ifname, &tcfg.line_rate_mbps))

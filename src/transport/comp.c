@@ -174,6 +174,20 @@ static void comp_retry(struct xrxe_tp_qp *qp, bool timer)
 	xrxe_tpi_req_rewind(qp, qp->comp.psn);
 }
 
+/* Adaptive retransmission (rto.c): go-back-N from comp.psn as comp_retry
+ * does, but without charging retry_cnt or touching the Local ACK Timeout,
+ * which keeps running and still decides when the WR fails. A late NAK for
+ * this same position is then ignored (retrying/retry_psn). */
+static void comp_fast_retry(struct xrxe_tp_qp *qp)
+{
+	if (!comp_head(qp))
+		return;
+	qp->comp.retrying = true;
+	qp->comp.retry_psn = qp->comp.psn;
+	qp->info.fast_retransmits++;
+	xrxe_tpi_req_rewind(qp, qp->comp.psn);
+}
+
 enum { ACK_OK, ACK_NEED_RETRY };
 
 /* Every PSN up to and including psn is acknowledged (IBA 9.7.5.1: an ACK
@@ -336,6 +350,7 @@ static void comp_progress(struct xrxe_tp_qp *qp, uint32_t old)
 		 * requester: move it forward rather than resend them. */
 		if (xrxe_psn_cmp(qp->comp.psn, qp->req.psn) > 0)
 			xrxe_tpi_req_rewind(qp, qp->comp.psn);
+		xrxe_tpi_rto_progress(qp);
 	}
 	while (xrxe_tpi_comp_run(qp))
 		;
@@ -424,6 +439,13 @@ bool xrxe_tpi_comp_timers(struct xrxe_tp_qp *qp)
 			qp->info.timeouts++;
 			comp_retry(qp, true);
 		}
+		did = true;
+	}
+	/* After the Local ACK Timeout: its retry disarms this one. Not
+	 * during an RNR wait (the responder asked us to hold off). */
+	if (xrxe_tpi_rto_expired(qp)) {
+		if (xrxe_tpi_outstanding(qp) && qp->comp.rnr_deadline == XRXE_TP_NO_DEADLINE)
+			comp_fast_retry(qp);
 		did = true;
 	}
 	if (did)

@@ -223,6 +223,7 @@ static void qp_reset_state(struct xrxe_tp_qp *qp)
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	qp->comp.rexmit_deadline = XRXE_TP_NO_DEADLINE;
 	qp->comp.rnr_deadline = XRXE_TP_NO_DEADLINE;
+	qp->comp.fast_deadline = XRXE_TP_NO_DEADLINE;
 	xrxe_tpi_resp_reset(qp);
 	qp->resp.psn = 0;
 	qp->resp.msn = 0;
@@ -601,6 +602,7 @@ void xrxe_tpi_qp_error(struct xrxe_tp_qp *qp)
 	qp->attr.qp_state = IBV_QPS_ERR;
 	qp->comp.rexmit_deadline = XRXE_TP_NO_DEADLINE;
 	qp->comp.rnr_deadline = XRXE_TP_NO_DEADLINE;
+	qp->comp.fast_deadline = XRXE_TP_NO_DEADLINE;
 	/* IBA 10.3.1 (Error state): every outstanding and later posted WR
 	 * completes with IBV_WC_WR_FLUSH_ERR, on both queues. */
 	xrxe_tpi_qp_flush(qp);

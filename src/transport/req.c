@@ -183,6 +183,7 @@ void xrxe_tpi_req_rewind(struct xrxe_tp_qp *qp, uint32_t psn)
 {
 	uint32_t idx;
 
+	xrxe_tpi_rto_rewound(qp);
 	for (idx = qp->sq_cons; idx != qp->sq_fetch; idx++) {
 		struct tp_swqe *w = xrxe_tpi_swqe(qp, idx);
 
@@ -335,6 +336,7 @@ static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 	xrxe_tpi_tx_finish(tp, qp, &tx);
 
 	qp->req.pkts_no_ackreq = spec.ackreq ? 0 : qp->req.pkts_no_ackreq + 1;
+	xrxe_tpi_rto_sent(qp, spec.psn, spec.ackreq);
 	qp->req.psn = xrxe_psn_add(qp->req.psn, npsn);
 	if (xrxe_psn_cmp(qp->req.psn, qp->req.psn_hi) > 0)
 		qp->req.psn_hi = qp->req.psn;

@@ -4,10 +4,11 @@
  * the current time, deadlines are absolute, xrxe_tp_next_deadline reports the
  * earliest one and xrxe_tp_poll fires what has expired.
  *
- * Per QP there are two: the local ACK timeout (retransmission) and the RNR
- * wait. rxe keeps them as kernel timers (ref/rxe.md §2.4); here they are two
- * u64 fields, and the device-wide minimum is a scan over the QPs, which is
- * cheap next to the packet work and keeps no extra state to go stale.
+ * Per QP there are three: the local ACK timeout (retransmission), the RNR
+ * wait and the adaptive retransmission's fast timer (rto.c). rxe keeps the
+ * first two as kernel timers (ref/rxe.md §2.4); here they are u64 fields,
+ * and the device-wide minimum is a scan over the QPs, which is cheap next
+ * to the packet work and keeps no extra state to go stale.
  */
 #include "transport/tp_internal.h"
 
@@ -55,5 +56,7 @@ uint64_t xrxe_tpi_qp_deadline(const struct xrxe_tp_qp *qp)
 
 	if (qp->comp.rnr_deadline < d)
 		d = qp->comp.rnr_deadline;
+	if (qp->comp.fast_deadline < d)
+		d = qp->comp.fast_deadline;
 	return d;
 }

@@ -306,6 +306,7 @@ int xrxe_tp_qp_foreach(struct xrxe_tp *tp, int (*fn)(void *arg, const struct xrx
 		info.sq_psn = qp->req.psn;
 		info.acked_psn = qp->comp.psn;
 		info.rq_psn = qp->resp.psn;
+		info.srtt_ns = qp->comp.srtt_ns;
 		xrxe_tpi_cc_info(qp, &info); /* CC hook (cc.c) */
 		ret = fn(arg, &info);
 		if (ret)

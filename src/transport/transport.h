@@ -105,6 +105,10 @@ struct xrxe_tp_config {
 	/* Port speed in Mb/s: the rate an uncongested QP sends at and the
 	 * ceiling DCQCN recovers to (rp_max_rate 0). 0: 100000. */
 	uint32_t line_rate_mbps;
+	/* Retransmit on the Local ACK Timeout only, as rxe does. Default
+	 * (false): RC QPs also retry after a few silent round trips (rto.c,
+	 * adaptive retransmission); that does not use the retry budget. */
+	bool fixed_ack_timeout;
 };
 
 int xrxe_tp_create(const struct xrxe_tp_config *cfg, struct xrxe_tp **out);
@@ -272,6 +276,8 @@ struct xrxe_tp_qp_info {
 	uint64_t tx_packets, rx_packets, tx_bytes, rx_bytes;
 	uint64_t retransmits, timeouts, rnr_naks_rcvd, rnr_naks_sent, seq_naks_rcvd, seq_naks_sent;
 	uint64_t duplicates;
+	uint64_t fast_retransmits; /* adaptive retransmission (not in retransmits) */
+	uint64_t srtt_ns;          /* smoothed round trip (0: no sample yet) */
 	/* Congestion control (DCQCN reaction and notification point) */
 	uint64_t cc_rate_bps, cc_target_bps; /* current / target rate */
 	uint32_t cc_alpha;                   /* 10-bit fixed point, 1023 ~ 1.0 */

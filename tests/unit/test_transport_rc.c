@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "tp_harness.h"
@@ -303,6 +304,135 @@ Test(transport_rc, lost_peer_retry_cnt_3)
 Test(transport_rc, lost_peer_retry_cnt_7_is_not_infinite)
 {
 	lost_peer(7);
+}
+
+/* --- adaptive retransmission (rto.c) ------------------------------------------ */
+
+/* Drops side 0's frames with BTH PSN psn, the first n times. */
+struct drop_psn {
+	uint32_t psn;
+	unsigned n;
+};
+
+static bool drop_psn_n(void *arg, int from, const struct xrxe_pkt *pkt)
+{
+	struct drop_psn *d = arg;
+
+	if (from != 0 || !d->n || xrxe_bth_psn(xrxe_pkt_bth(pkt)) != d->psn)
+		return false;
+	d->n--;
+	return true;
+}
+
+/* One WRITE that completes, so the requester has a round-trip sample. */
+static void warm_up(struct env *e)
+{
+	struct ibv_wc wc[4];
+	struct xrxe_tp_qp_info ia;
+
+	cr_assert_eq(post(e, 1, IBV_WR_RDMA_WRITE, 0, 0, 100, (uintptr_t)bbuf, e->lkb), 0);
+	cr_assert(xrxe_tph_run(&e->p.h, SEC));
+	cr_assert_eq(poll_all(e->p.ca, wc), 1);
+	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+	xrxe_tph_info(e->p.a, &ia);
+	cr_assert_gt(ia.srtt_ns, 0, "no round-trip sample after a completed WRITE");
+}
+
+/* The third packet of a 5-packet WRITE is lost, and so is its resend after
+ * the sequence NAK. The responder may NAK only once (IBA 9.7.5.1.x), so
+ * only a timer repairs the second loss. Returns the time the WRITE took. */
+static uint64_t lost_retransmission(bool fixed, struct xrxe_tp_qp_info *ia)
+{
+	struct env e;
+	struct xrxe_tph_conn c;
+	struct ibv_wc wc[4];
+	struct drop_psn d;
+	uint64_t t0;
+
+	xrxe_tph_conn_default(&c); /* timeout 14: 67 ms */
+	c.fixed_ack_timeout = fixed;
+	env_init(&e, &c, true);
+	warm_up(&e);
+	d = (struct drop_psn){ .psn = c.psn[0] + 1 + 2, .n = 2 };
+	e.p.h.pol.filter = drop_psn_n;
+	e.p.h.pol.filter_arg = &d;
+	t0 = e.p.h.now;
+	cr_assert_eq(post(&e, 2, IBV_WR_RDMA_WRITE, 0, 0, 5 * 1024, (uintptr_t)bbuf + 8192, e.lkb),
+		     0);
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	cr_assert_eq(d.n, 0, "both copies of the packet were dropped");
+	cr_assert_eq(poll_all(e.p.ca, wc), 1);
+	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+	cr_assert(!memcmp(bbuf + 8192, abuf, 5 * 1024));
+	xrxe_tph_info(e.p.a, ia);
+	cr_assert_eq(ia->seq_naks_rcvd, 1);
+	t0 = e.p.h.now - t0;
+	xrxe_tph_pair_fini(&e.p);
+	return t0;
+}
+
+Test(transport_rc, adaptive_rexmit_repairs_a_lost_retransmission)
+{
+	struct xrxe_tp_qp_info ia;
+	uint64_t took = lost_retransmission(false, &ia);
+
+	/* the NAK's retry charged retry_cnt; the fast one did not */
+	cr_assert_eq(ia.retransmits, 1);
+	cr_assert_eq(ia.timeouts, 0);
+	cr_assert_eq(ia.fast_retransmits, 1);
+	/* the harness wire takes no time: srtt ~0, so the floor of 2 ms */
+	cr_assert_geq(took, 2 * MS);
+	cr_assert_lt(took, 3 * MS, "took %" PRIu64 " ns", took);
+}
+
+Test(transport_rc, fixed_rexmit_waits_for_the_local_ack_timeout)
+{
+	struct xrxe_tp_qp_info ia;
+	uint64_t took = lost_retransmission(true, &ia);
+
+	cr_assert_eq(ia.retransmits, 2);
+	cr_assert_eq(ia.timeouts, 1);
+	cr_assert_eq(ia.fast_retransmits, 0);
+	cr_assert_geq(took, 4096ull << 14);
+}
+
+/* A dead peer after a good start: fast retries happen between the Local
+ * ACK Timeouts, but the timeouts alone charge retry_cnt and the WR fails
+ * exactly when it would without them (IBA 9.7.6.1.3, C9-...: lost_peer). */
+Test(transport_rc, adaptive_rexmit_leaves_the_retry_budget_to_the_timer)
+{
+	struct env e;
+	struct xrxe_tph_conn c;
+	struct xrxe_tp_qp_info ia;
+	struct ibv_wc wc[4];
+	const uint8_t retry_cnt = 3;
+	uint64_t t0, fast0, writes0;
+
+	xrxe_tph_conn_default(&c);
+	c.retry_cnt = retry_cnt;
+	c.timeout = 12; /* 16.8 ms: fast timers of 2, 4 and 8 ms fit in */
+	env_init(&e, &c, true);
+	warm_up(&e);
+	xrxe_tph_info(e.p.a, &ia);
+	fast0 = ia.fast_retransmits;
+	writes0 = e.p.h.opcode_count[0][XRXE_OPCODE(RC, RDMA_WRITE_ONLY)];
+	e.p.h.pol.filter = drop_all;
+	t0 = e.p.h.now;
+	cr_assert_eq(post(&e, 2, IBV_WR_RDMA_WRITE, 0, 0, 100, (uintptr_t)bbuf, e.lkb), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, 100 * SEC));
+	cr_assert_eq(poll_all(e.p.ca, wc), 1);
+	cr_assert_eq(wc[0].status, IBV_WC_RETRY_EXC_ERR);
+	xrxe_tph_info(e.p.a, &ia);
+	cr_assert_eq(ia.timeouts, 1u + retry_cnt);
+	cr_assert_eq(ia.retransmits, retry_cnt);
+	cr_assert_eq(e.p.h.now - t0, (1ull + retry_cnt) * (4096ull << 12));
+	/* 2, 6 and 14 ms after the post (the timer doubles); a 16 ms one is
+	 * more than half the timeout, and there is no progress to reset it:
+	 * the later periods have none */
+	cr_assert_eq(ia.fast_retransmits - fast0, 3);
+	cr_assert_eq(e.p.h.opcode_count[0][XRXE_OPCODE(RC, RDMA_WRITE_ONLY)] - writes0,
+		     1u + retry_cnt + 3);
+	xrxe_tph_pair_fini(&e.p);
 }
 
 Test(transport_rc, lost_peer_retry_cnt_0)

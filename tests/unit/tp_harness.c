@@ -180,6 +180,12 @@ static const struct xrxe_tp_ops h_ops = {
 
 void xrxe_tph_init(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_mtu)
 {
+	xrxe_tph_init_rexmit(h, seed, max_path_mtu, false);
+}
+
+void xrxe_tph_init_rexmit(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_mtu,
+			  bool fixed_ack_timeout)
+{
 	int i;
 
 	memset(h, 0, sizeof(*h));
@@ -193,6 +199,7 @@ void xrxe_tph_init(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_mtu)
 			.max_qp = 64,
 			.max_mr = 256,
 			.local_ack_delay = 15,
+			.fixed_ack_timeout = fixed_ack_timeout,
 		};
 
 		h->side[i].h = h;
@@ -804,11 +811,11 @@ int xrxe_tph_inject(struct xrxe_tph *h, int to, const struct xrxe_pkt_spec *spec
 int xrxe_tph_pair_init(struct xrxe_tph_pair *p, uint64_t seed, enum ibv_qp_type type,
 		       const struct xrxe_tph_conn *c, bool sig_all)
 {
-	xrxe_tph_init(&p->h, seed, 4096);
 	if (c)
 		p->conn = *c;
 	else
 		xrxe_tph_conn_default(&p->conn);
+	xrxe_tph_init_rexmit(&p->h, seed, 4096, p->conn.fixed_ack_timeout);
 	p->ca = xrxe_tph_cq_create(&p->h.side[0], 256);
 	p->cb = xrxe_tph_cq_create(&p->h.side[1], 256);
 	p->a = xrxe_tph_qp_create(&p->h.side[0], type, p->ca, p->ca, 64, 64, sig_all);

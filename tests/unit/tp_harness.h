@@ -130,6 +130,9 @@ struct xrxe_tph_send {
 };
 
 void xrxe_tph_init(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_mtu);
+/* The same with the cores' fixed_ack_timeout (xrxed --rexmit fixed). */
+void xrxe_tph_init_rexmit(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_mtu,
+			  bool fixed_ack_timeout);
 void xrxe_tph_fini(struct xrxe_tph *h);
 uint64_t xrxe_tph_rand(struct xrxe_tph *h);
 
@@ -159,6 +162,8 @@ struct xrxe_tph_conn {
 	uint8_t max_rd_atomic, max_dest_rd_atomic;
 	uint32_t access;      /* QP access flags on both */
 	uint32_t qkey;        /* UD */
+	bool fixed_ack_timeout; /* xrxe_tph_pair_init: both cores without
+				 * adaptive retransmission (rto.c) */
 };
 void xrxe_tph_conn_default(struct xrxe_tph_conn *c);
 /* RESET -> INIT -> RTR -> RTS on both QPs (a on side 0, b on side 1); 0 or -errno */
