@@ -16,6 +16,8 @@
 #   VERBS_CPUS="DA DB S C"  CPUs of xrxed A, xrxed B, the perftest server (in B)
 #                       and client (in A); "-" leaves one unpinned
 #   VERBS_NICE=N        nice value of both daemons (default -10; 0 = as started)
+#   VERBS_XRXED_OPTS="..."  extra xrxed options for both daemons, e.g.
+#                       "--rt-priority 10" or "--rexmit fixed"
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
@@ -121,9 +123,11 @@ fi
 
 # --- xrxed on both ends, perftest through the shim ---------------------------
 pin "$CPU_DA"
-ns_bg "$NS_A" nice -n "$NICE" "${PIN[@]}" "$XRXED" "$IF_A" >"$tmp/xrxed-a.log" 2>&1
+# shellcheck disable=SC2086 # VERBS_XRXED_OPTS: a word list
+ns_bg "$NS_A" nice -n "$NICE" "${PIN[@]}" "$XRXED" ${VERBS_XRXED_OPTS-} "$IF_A" >"$tmp/xrxed-a.log" 2>&1
 pin "$CPU_DB"
-ns_bg "$NS_B" nice -n "$NICE" "${PIN[@]}" "$XRXED" "$IF_B" >"$tmp/xrxed-b.log" 2>&1
+# shellcheck disable=SC2086
+ns_bg "$NS_B" nice -n "$NICE" "${PIN[@]}" "$XRXED" ${VERBS_XRXED_OPTS-} "$IF_B" >"$tmp/xrxed-b.log" 2>&1
 if ! netns_wait_file "/run/xrxe/$IF_A.sock" 10 || ! netns_wait_file "/run/xrxe/$IF_B.sock" 10; then
 	echo "verbs bench: xrxed did not start"
 	tail -n 5 "$tmp"/xrxed-*.log

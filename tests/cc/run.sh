@@ -276,15 +276,21 @@ run() {
 	ns_exec "$NS_R" "$IMPAIR" "$IF_RD" --reset >/dev/null
 	topo_htb_stats >"$RUNDIR/htb0.txt"
 	stats_snapshot 0
-	# ip netns exec execs nice, nice execs the program: $! is xrxe-impair
-	# itself, which ends cleanly on SIGINT. Above the daemons' priority: it
-	# sleeps between samples, and a starved sampler would miss the queue.
-	ip netns exec "$NS_R" nice -n -15 "$IMPAIR" "$IF_RD" --watch 10 >"$RUNDIR/watch.jsonl" &
+	# ip netns exec execs chrt/nice, they exec the program: $! is
+	# xrxe-impair itself, which ends cleanly on SIGINT. Above the daemons'
+	# priority (SCHED_FIFO above theirs when they run real-time): it sleeps
+	# between samples, and a starved sampler misses the queue -- at nice -15
+	# under real-time daemons it lost samples for up to 0.5 s.
+	local prio=(nice -n -15)
+	[[ $RT_RX ]] && prio=(chrt -f $((RT_RX + 10)))
+	ip netns exec "$NS_R" "${prio[@]}" "$IMPAIR" "$IF_RD" --watch 10 >"$RUNDIR/watch.jsonl" &
 	local watcher=$!
+	NETNS_PIDS+=("$watcher") # stopped by netns.sh's cleanup if we are killed
 	# CLOCK_MONOTONIC - CLOCK_REALTIME, so that the samplers can stamp with date(1)
 	MONO_OFFSET=$(python3 -c 'import time; print(time.monotonic_ns() - time.time_ns())')
 	qp_sampler &
 	local samp=$!
+	NETNS_PIDS+=("$samp")
 
 	SERVERS=() CLIENTS=()
 	for p in "$@"; do
