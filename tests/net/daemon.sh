@@ -298,27 +298,32 @@ wait "$QPID" 2>/dev/null
 
 # --- (g) stale socket, --rt-priority, SIGTERM -----------------------------------------------
 
-for bad in 0 100 x10; do
-	out=$("$XRXED" --rt-priority "$bad" "$IF_A" 2>&1)
+# expect_exit CODE PATTERN NAME COMMAND...: COMMAND exits with CODE and says PATTERN.
+expect_exit() {
+	local code=$1 pattern=$2 name=$3 out rc
+	shift 3
+	out=$("$@" 2>&1)
 	rc=$?
-	if [ $rc = 2 ] && grep -q "is not a number from 1 to 99" <<<"$out"; then
-		tap_ok "--rt-priority $bad: usage error (exit 2)"
+	if [ $rc = "$code" ] && grep -q -- "$pattern" <<<"$out"; then
+		tap_ok "$name"
 	else
-		tap_fail "--rt-priority $bad: usage error (exit 2, is $rc)"
+		tap_fail "$name (exit $rc)"
 		tap_diag "$out"
 	fi
+}
+
+for bad in 0 100 x10; do
+	expect_exit 2 "is not a number from 1 to 99" "--rt-priority $bad: usage error (exit 2)" \
+		"$XRXED" --rt-priority "$bad" "$IF_A"
 done
+expect_exit 2 "'sometimes' is not adaptive or fixed" "--rexmit sometimes: usage error (exit 2)" \
+	"$XRXED" --rexmit sometimes "$IF_A"
 # Without CAP_SYS_NICE and with RLIMIT_RTPRIO 0 SCHED_FIFO is refused:
 # a clear error before anything is attached.
-out=$(ns_exec "$NS_A" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-	prlimit --rtprio=0 "$XRXED" --rt-priority 10 "$IF_A" 2>&1)
-rc=$?
-if [ $rc = 1 ] && grep -q "Operation not permitted (needs CAP_SYS_NICE" <<<"$out"; then
-	tap_ok "--rt-priority without the privilege: EPERM explained (exit 1)"
-else
-	tap_fail "--rt-priority without the privilege: EPERM explained (exit 1, is $rc)"
-	tap_diag "$out"
-fi
+expect_exit 1 "Operation not permitted (needs CAP_SYS_NICE" \
+	"--rt-priority without the privilege: EPERM explained (exit 1)" \
+	ns_exec "$NS_A" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	prlimit --rtprio=0 "$XRXED" --rt-priority 10 "$IF_A"
 
 kill -9 "$PID_A" 2>/dev/null
 wait "$PID_A" 2>/dev/null
