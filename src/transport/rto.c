@@ -1,19 +1,29 @@
 // SPDX-License-Identifier: MIT
 /*
- * Adaptive retransmission: an RC requester that has heard nothing for a few
- * round trips resends from the oldest unacknowledged PSN without waiting out
- * the Local ACK Timeout.
+ * Adaptive retransmission: an RC requester that is recovering from a loss
+ * and hears nothing for a few round trips resends from the oldest
+ * unacknowledged PSN again without waiting out the Local ACK Timeout.
  *
  * Why: a lost request is normally repaired by the responder's PSN sequence
  * NAK. When the retransmitted packet is lost as well the responder stays
  * silent -- it "must not return any other NAK" until the expected PSN
- * arrives (IBA 9.7.5.1.x, ref/rxe.md §2.3), and a lost last packet of a burst
- * (tail loss) draws no NAK at all -- so only the Local ACK Timeout recovers:
- * 67 ms at the usual timeout 14, hundreds of round trips of an idle QP. At
- * 1 % random loss that was 9 stalls in 4 s, 15 % of the link
- * (docs/cc/README.md, "Fourth round"). NVIDIA's ConnectX NICs do the same
- * (Adaptive Retransmission, roce_adp_retrans_en): their first timeouts are
- * far below the configured one.
+ * arrives (IBA 9.7.5.1.x, ref/rxe.md §2.3) -- so only the Local ACK Timeout
+ * recovers: 67 ms at the usual timeout 14, hundreds of round trips of an
+ * idle QP. At 1 % random loss that was 9 stalls in 4 s, 15 % of the link
+ * (docs/cc/README.md, "Fourth round"). NVIDIA's ConnectX NICs retransmit
+ * early too (Adaptive Retransmission, roce_adp_retrans_en).
+ *
+ * When: while recovering (comp.retrying: a NAK, a skipped READ or a timeout
+ * made us go back, and the position has not moved since) -- there the
+ * responder's silence is what the spec prescribes -- or when at most
+ * XRXE_TP_RTO_TAIL_PSNS PSNs are outstanding: a lost last packet (tail
+ * loss: an atomic, a small message, the end of a burst) draws no NAK at all.
+ * Not otherwise: with a window in flight silence is usually a late ACK -- a
+ * QEMU/TCG guest running kernel rxe answers tens of ms late at times -- and
+ * an early go-back-N resends the whole window into it (armed on every
+ * AckReq packet, the interop suite's 1 % loss rows drew 2.4-4x rxe's
+ * duplicate_request). The tail rule bounds a needless retry to a few
+ * packets.
  *
  * How: one AckReq packet at a time is timed (Karn: never one that was sent
  * again), giving srtt and rttvar as TCP does (RFC 6298 §2); the fast timer
@@ -46,6 +56,13 @@ static bool rto_enabled(const struct xrxe_tp_qp *qp)
 	return qp->type == IBV_QPT_RC && !qp->tp->cfg.fixed_ack_timeout;
 }
 
+/* Recovering, or only a tail outstanding (above). */
+static bool fast_allowed(const struct xrxe_tp_qp *qp)
+{
+	return qp->comp.retrying ||
+	       xrxe_psn_sub(qp->req.psn_hi, qp->comp.psn) <= XRXE_TP_RTO_TAIL_PSNS;
+}
+
 uint64_t xrxe_tpi_rto_ns(const struct xrxe_tp_qp *qp)
 {
 	uint64_t rto = qp->comp.srtt_ns + RTTVAR_MULT * qp->comp.rttvar_ns;
@@ -67,7 +84,9 @@ static void fast_arm(struct xrxe_tp_qp *qp)
 	uint64_t t, limit = xrxe_tpi_ack_timeout_ns(qp->attr.timeout);
 
 	qp->comp.fast_deadline = XRXE_TP_NO_DEADLINE;
-	if (!rto_enabled(qp) || !qp->comp.srtt_ns) /* no sample: nothing to adapt to */
+	if (!rto_enabled(qp) || !fast_allowed(qp))
+		return;
+	if (!qp->comp.srtt_ns) /* no sample: nothing to adapt to */
 		return;
 	/* Never on a QP without a Local ACK Timeout (timeout 0: the
 	 * application asked to wait forever), and only while the fast timer
@@ -145,6 +164,10 @@ bool xrxe_tpi_rto_expired(struct xrxe_tp_qp *qp)
 	if (qp->comp.fast_deadline > qp->tp->now)
 		return false;
 	qp->comp.fast_deadline = XRXE_TP_NO_DEADLINE;
+	/* More was sent since it was armed: no longer a tail. Progress or
+	 * the next AckReq packet looks again. */
+	if (!fast_allowed(qp))
+		return false;
 	if (qp->comp.fast_backoff < BACKOFF_MAX)
 		qp->comp.fast_backoff++;
 	return true;

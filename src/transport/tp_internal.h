@@ -39,6 +39,9 @@
  * a responder that reads its frames a few hundred microseconds late on a
  * shared core without firing; at 1 Gbit/s 2 ms is 60 frames of 4 KiB. */
 #define XRXE_TP_RTO_MIN_NS (2000ull * 1000)
+/* ...and outside a recovery only with this many PSNs outstanding or fewer
+ * (a tail): a needless early retry then resends at most 16 packets. */
+#define XRXE_TP_RTO_TAIL_PSNS 16u
 
 /* Largest message (IBA 9.4.x: 2^31 bytes; rxe port max_msg_sz). */
 #define XRXE_TP_MAX_MSG (1u << 31)

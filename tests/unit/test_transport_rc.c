@@ -396,6 +396,63 @@ Test(transport_rc, fixed_rexmit_waits_for_the_local_ack_timeout)
 	cr_assert_geq(took, 4096ull << 14);
 }
 
+/* The last packet of a WRITE of npkts 1 KiB packets is lost: nothing
+ * follows, so no NAK comes. Returns the time the WRITE took. */
+static uint64_t lost_last_packet(unsigned npkts, struct xrxe_tp_qp_info *ia)
+{
+	struct env e;
+	struct xrxe_tph_conn c;
+	struct ibv_wc wc[4];
+	struct drop_psn d;
+	uint64_t t0;
+
+	xrxe_tph_conn_default(&c); /* MTU 1024, timeout 14: 67 ms */
+	env_init(&e, &c, true);
+	warm_up(&e);
+	d = (struct drop_psn){ .psn = c.psn[0] + 1 + npkts - 1, .n = 1 };
+	e.p.h.pol.filter = drop_psn_n;
+	e.p.h.pol.filter_arg = &d;
+	t0 = e.p.h.now;
+	cr_assert_eq(post(&e, 2, IBV_WR_RDMA_WRITE, 0, 0, npkts * 1024, (uintptr_t)bbuf + 8192,
+			  e.lkb),
+		     0);
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	cr_assert_eq(d.n, 0);
+	cr_assert_eq(poll_all(e.p.ca, wc), 1);
+	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+	cr_assert(!memcmp(bbuf + 8192, abuf, npkts * 1024));
+	xrxe_tph_info(e.p.a, ia);
+	cr_assert_eq(ia->seq_naks_rcvd, 0);
+	t0 = e.p.h.now - t0;
+	xrxe_tph_pair_fini(&e.p);
+	return t0;
+}
+
+/* Tail loss with a tail outstanding (5 PSNs): the fast timer repairs it. */
+Test(transport_rc, adaptive_rexmit_repairs_tail_loss)
+{
+	struct xrxe_tp_qp_info ia;
+	uint64_t took = lost_last_packet(5, &ia);
+
+	cr_assert_eq(ia.timeouts, 0);
+	cr_assert_eq(ia.retransmits, 0);
+	cr_assert_eq(ia.fast_retransmits, 1);
+	cr_assert_lt(took, 3 * MS, "took %" PRIu64 " ns", took);
+}
+
+/* With a window outstanding (64 PSNs > XRXE_TP_RTO_TAIL_PSNS) and no NAK,
+ * silence may be a slow responder: no early go-back-N of the whole
+ * window, the Local ACK Timeout decides. */
+Test(transport_rc, adaptive_rexmit_leaves_a_silent_window_to_the_timer)
+{
+	struct xrxe_tp_qp_info ia;
+	uint64_t took = lost_last_packet(64, &ia);
+
+	cr_assert_eq(ia.timeouts, 1);
+	cr_assert_eq(ia.fast_retransmits, 0);
+	cr_assert_geq(took, 4096ull << 14);
+}
+
 /* A dead peer after a good start: fast retries happen between the Local
  * ACK Timeouts, but the timeouts alone charge retry_cnt and the WR fails
  * exactly when it would without them (IBA 9.7.6.1.3, C9-...: lost_peer). */
@@ -426,9 +483,9 @@ Test(transport_rc, adaptive_rexmit_leaves_the_retry_budget_to_the_timer)
 	cr_assert_eq(ia.timeouts, 1u + retry_cnt);
 	cr_assert_eq(ia.retransmits, retry_cnt);
 	cr_assert_eq(e.p.h.now - t0, (1ull + retry_cnt) * (4096ull << 12));
-	/* 2, 6 and 14 ms after the post (the timer doubles); a 16 ms one is
-	 * more than half the timeout, and there is no progress to reset it:
-	 * the later periods have none */
+	/* 2, 6 and 14 ms after the post (one PSN outstanding: a tail; the
+	 * timer doubles); a 16 ms one is more than half the timeout, and
+	 * there is no progress to reset it: the later periods have none */
 	cr_assert_eq(ia.fast_retransmits - fast0, 3);
 	cr_assert_eq(e.p.h.opcode_count[0][XRXE_OPCODE(RC, RDMA_WRITE_ONLY)] - writes0,
 		     1u + retry_cnt + 3);
