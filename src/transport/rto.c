@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * Adaptive retransmission: an RC requester that is recovering from a loss
- * and hears nothing for a few round trips resends from the oldest
- * unacknowledged PSN again without waiting out the Local ACK Timeout.
+ * Adaptive retransmission: an RC requester that is recovering from a loss,
+ * or has only a tail outstanding, and hears nothing for a few round trips
+ * resends from the oldest unacknowledged PSN without waiting out the Local
+ * ACK Timeout.
  *
  * Why: a lost request is normally repaired by the responder's PSN sequence
  * NAK. When the retransmitted packet is lost as well the responder stays
  * silent -- it "must not return any other NAK" until the expected PSN
- * arrives (IBA 9.7.5.1.x, ref/rxe.md §2.3) -- so only the Local ACK Timeout
- * recovers: 67 ms at the usual timeout 14, hundreds of round trips of an
+ * arrives (IBA 9.7.5.1.x, ref/rxe.md §2.3) -- and a lost last packet draws
+ * no NAK at all, so only the Local ACK Timeout recovers: 67 ms at the usual timeout 14, hundreds of round trips of an
  * idle QP. At 1 % random loss that was 9 stalls in 4 s, 15 % of the link
  * (docs/cc/README.md, "Fourth round"). NVIDIA's ConnectX NICs retransmit
  * early too (Adaptive Retransmission, roce_adp_retrans_en).
@@ -38,8 +39,9 @@
  * Fast retries do not use the retry budget (retry_cnt): the Local ACK Timeout
  * keeps running untouched beside them and alone charges it, so a dead peer
  * still fails the WR with IBV_WC_RETRY_EXC_ERR exactly when the spec says.
- * A fast retry that was not needed (a slow responder) costs one resend of
- * the window; the responder treats it as duplicates (IBA 9.7.5.1.x).
+ * A fast retry that was not needed (a slow responder) costs a resend of what
+ * is outstanding -- a tail, or what a recovery resends anyway -- which the
+ * responder treats as duplicates (IBA 9.7.5.1.x).
  */
 #include "transport/tp_internal.h"
 

@@ -139,9 +139,23 @@ expect_eq "update replaced the settings (loss off, dup 10)" \
 flow dup "$IP4_B" "$IP4_B" --count $N --len 200
 got=$(jq_ "$TMP/dup.json" 'd["received"]')
 dups=$(jq_ "$TMP/dup.json" 'd["duplicates"]')
-duplicated=$(ctr duplicated)
-expect_eq "dup: arrived = sent + duplicated" "$got" $((N + duplicated))
-expect_eq "dup: receiver saw as many repeats as the program made" "$dups" "$duplicated"
+duplicated=$(ctr duplicated) seen=$(ctr seen)
+# As with loss: the namespace's own IPv6 housekeeping passes the program too
+# (clones are not counted in "seen"), and it duplicates those frames as well;
+# their copies never reach the UDP receiver. So up to $extra of the program's
+# duplicates are not ours (a CI run once had 393 duplicated, 392 received).
+extra=$((seen - N))
+if [ "$extra" -ge 0 ] && [ "$extra" -le 20 ] &&
+	[ "$got" -ge $((N + duplicated - extra)) ] && [ "$got" -le $((N + duplicated)) ]; then
+	tap_ok "dup: arrived = sent + duplicated ($got = $N + $duplicated, -0..$extra not from the test)"
+else
+	tap_fail "dup: arrived = sent + duplicated: $got arrived, $N sent, $duplicated duplicated, $seen seen"
+fi
+if [ "$dups" -ge $((duplicated - extra)) ] && [ "$dups" -le "$duplicated" ]; then
+	tap_ok "dup: receiver saw as many repeats as the program made ($dups of $duplicated, -0..$extra)"
+else
+	tap_fail "dup: receiver saw $dups repeats, the program made $duplicated (+-$extra others)"
+fi
 expect_eq "dup: nothing lost" "$(jq_ "$TMP/dup.json" 'd["unique"]')" "$N"
 within5 "dup 10%: duplicated" "$duplicated" $N 0.10
 
@@ -152,10 +166,19 @@ for fam in 4 6; do
 	e0=$(snmp "$NS_B" $file "$key")
 	flow corrupt$fam "$dst" "$dst" raw --count $N --len 200
 	e1=$(snmp "$NS_B" $file "$key")
-	corrupted=$(ctr corrupted)
+	corrupted=$(ctr corrupted) seen=$(ctr seen)
 	got=$(jq_ "$TMP/corrupt$fam.json" 'd["received"]')
-	expect_eq "corrupt IPv$fam: every corrupted datagram failed the UDP checksum" $((e1 - e0)) "$corrupted"
-	expect_eq "corrupt IPv$fam: all others arrived" "$got" $((N - corrupted))
+	# Up to $extra of the corrupted frames may be the namespace's own
+	# housekeeping (ICMPv6), which no UDP counter sees (a run once had 379
+	# corrupted, 378 failed checksums).
+	extra=$((seen - N)) bad=$((e1 - e0))
+	if [ "$extra" -ge 0 ] && [ "$extra" -le 20 ] &&
+		[ "$bad" -ge $((corrupted - extra)) ] && [ "$bad" -le "$corrupted" ]; then
+		tap_ok "corrupt IPv$fam: every corrupted datagram failed the UDP checksum ($bad of $corrupted, -0..$extra not from the test)"
+	else
+		tap_fail "corrupt IPv$fam: $bad failed the UDP checksum, $corrupted corrupted, $seen seen for $N"
+	fi
+	expect_eq "corrupt IPv$fam: all others arrived" "$got" $((N - bad))
 	within5 "corrupt 10% IPv$fam: corrupted" "$corrupted" $N 0.10
 done
 
