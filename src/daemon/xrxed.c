@@ -704,14 +704,13 @@ static int emit_qp(void *arg, const struct xrxe_tp_qp_info *q)
 	const char *fmt_text =
 		"%s%-8u %-4s %-5s %8u %8u %8u %8u %10" PRIu64 " %10" PRIu64 " %12" PRIu64
 		" %12" PRIu64 " %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %8.1f %5" PRIu64 "/%-5" PRIu64
-		" %5" PRIu64
-		"/%-5" PRIu64 " %6" PRIu64;
+		" %5" PRIu64 "/%-5" PRIu64 " %6" PRIu64;
 
 	fprintf(e->out, e->json ? fmt_json : fmt_text, e->json && e->n ? "," : "", q->qpn,
 		qp_type_name(q->qp_type), qp_state_name(q->state), q->dest_qpn, q->sq_psn,
 		q->acked_psn, q->rq_psn, q->tx_packets, q->rx_packets, q->tx_bytes, q->rx_bytes,
-		q->retransmits, q->timeouts, q->fast_retransmits, q->srtt_ns / 1e3, q->rnr_naks_rcvd, q->rnr_naks_sent, q->seq_naks_rcvd,
-		q->seq_naks_sent, q->duplicates);
+		q->retransmits, q->timeouts, q->fast_retransmits, q->srtt_ns / 1e3, q->rnr_naks_rcvd,
+		q->rnr_naks_sent, q->seq_naks_rcvd, q->seq_naks_sent, q->duplicates);
 	/* DCQCN: rates in Mb/s, alpha as a fraction (alpha_fp: the mlx5
 	 * 10-bit fixed point it is kept in) */
 	if (e->json)
@@ -737,12 +736,12 @@ static void stats_qps(struct daemon *d, FILE *out, bool json)
 	if (json)
 		fprintf(out, "{\"interface\":\"%s\",\"qps\":[", d->opts.ifname);
 	else
-		fprintf(out, "%-8s %-4s %-5s %8s %8s %8s %8s %10s %10s %12s %12s %7s %7s %7s %8s %11s %11s %6s"
-			     " %11s %10s %6s %13s %7s\n",
+		fprintf(out, "%-8s %-4s %-5s %8s %8s %8s %8s %10s %10s %12s %12s %7s %7s %7s %8s"
+			     " %11s %11s %6s %11s %10s %6s %13s %7s\n",
 			"qpn", "type", "state", "dest_qpn", "sq_psn", "acked", "rq_psn", "tx_pkts",
 			"rx_pkts", "tx_bytes", "rx_bytes", "rexmit", "timeout", "fast", "srtt_us",
-			"rnr rcv/snt",
-			"seq rcv/snt", "dups", "rate Mb/s", "target", "alpha", "cnp snt/hdl", "ecn_ce");
+			"rnr rcv/snt", "seq rcv/snt", "dups", "rate Mb/s", "target", "alpha",
+			"cnp snt/hdl", "ecn_ce");
 	xrxe_tp_qp_foreach(d->tp, emit_qp, &e);
 	if (json)
 		fputs("]}\n", out);
