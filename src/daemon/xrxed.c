@@ -967,23 +967,37 @@ static bool tx_pending(const struct daemon *d)
 /* What sleep_once did (or a negative errno). */
 enum { WORK_FOUND, SLEPT, NAPPED };
 
+/* epoll_wait until an event, the transport's or the control layer's next
+ * deadline, the next TX reap, or limit, whichever comes first. */
+static int wait_events(struct daemon *d, uint64_t now, uint64_t limit)
+{
+	uint64_t deadline = limit, t;
+	struct timespec ts;
+
+	t = xrxe_tp_next_deadline(d->tp);
+	if (t < deadline)
+		deadline = t;
+	t = xrxe_ctrl_next_deadline(d->ctrl);
+	if (t < deadline)
+		deadline = t;
+	if (tx_pending(d) && now + TX_REAP_NS < deadline)
+		deadline = now + TX_REAP_NS;
+	t = deadline > now ? deadline - now : 0;
+	ts.tv_sec = (time_t)(t / 1000000000ull);
+	ts.tv_nsec = (long)(t % 1000000000ull);
+	return poll_events(d, &ts);
+}
+
 /* --rt-priority: a QP has unstarted WQEs it cannot send yet (window, ACK):
  * sleep RT_NAP_NS, or less if a deadline or a frame comes first. Not a
  * doorbell sleep: daemon_sleeping stays 0, the nap is that short. */
 static int nap(struct daemon *d)
 {
-	uint64_t now = mono_ns(), deadline = now + RT_NAP_NS, t;
-	struct timespec ts;
+	uint64_t now = mono_ns();
 	int ret;
 
-	t = xrxe_tp_next_deadline(d->tp);
-	if (t < deadline)
-		deadline = t;
-	t = deadline > now ? deadline - now : 0;
-	ts.tv_sec = 0;
-	ts.tv_nsec = (long)t;
 	d->ctr.naps++;
-	ret = poll_events(d, &ts);
+	ret = wait_events(d, now, now + RT_NAP_NS);
 	ctrl_tick(d);
 	return ret < 0 ? ret : NAPPED;
 }
@@ -994,8 +1008,7 @@ static int nap(struct daemon *d)
 static int sleep_once(struct daemon *d)
 {
 	struct xrxe_dev_page *page = xrxe_devpage_page(d->dp);
-	uint64_t now, deadline, t;
-	struct timespec ts;
+	uint64_t now;
 	int ret;
 
 	__atomic_store_n(&page->daemon_sleeping, 1, __ATOMIC_RELAXED);
@@ -1013,20 +1026,8 @@ static int sleep_once(struct daemon *d)
 		return WORK_FOUND;
 	}
 	now = mono_ns();
-	deadline = now + MAX_SLEEP_NS;
-	t = xrxe_tp_next_deadline(d->tp);
-	if (t < deadline)
-		deadline = t;
-	t = xrxe_ctrl_next_deadline(d->ctrl);
-	if (t < deadline)
-		deadline = t;
-	if (tx_pending(d) && now + TX_REAP_NS < deadline)
-		deadline = now + TX_REAP_NS;
-	t = deadline > now ? deadline - now : 0;
-	ts.tv_sec = (time_t)(t / 1000000000ull);
-	ts.tv_nsec = (long)(t % 1000000000ull);
 	d->ctr.sleeps++;
-	ret = poll_events(d, &ts);
+	ret = wait_events(d, now, now + MAX_SLEEP_NS);
 	/* A shim that still reads 1 rings once more than needed: harmless. */
 	__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
 	ctrl_tick(d);

@@ -443,7 +443,7 @@ bool xrxe_tpi_comp_timers(struct xrxe_tp_qp *qp)
 	}
 	/* After the Local ACK Timeout: its retry disarms this one. Not
 	 * during an RNR wait (the responder asked us to hold off). */
-	if (xrxe_tpi_rto_expired(qp)) {
+	if (qp->comp.fast_deadline <= now && xrxe_tpi_rto_expired(qp)) {
 		if (xrxe_tpi_outstanding(qp) && qp->comp.rnr_deadline == XRXE_TP_NO_DEADLINE)
 			comp_fast_retry(qp);
 		did = true;

@@ -65,7 +65,7 @@ static bool fast_allowed(const struct xrxe_tp_qp *qp)
 	       xrxe_psn_sub(qp->req.psn_hi, qp->comp.psn) <= XRXE_TP_RTO_TAIL_PSNS;
 }
 
-uint64_t xrxe_tpi_rto_ns(const struct xrxe_tp_qp *qp)
+static uint64_t rto_ns(const struct xrxe_tp_qp *qp)
 {
 	uint64_t rto = qp->comp.srtt_ns + RTTVAR_MULT * qp->comp.rttvar_ns;
 
@@ -93,7 +93,7 @@ static void fast_arm(struct xrxe_tp_qp *qp)
 	/* Never on a QP without a Local ACK Timeout (timeout 0: the
 	 * application asked to wait forever), and only while the fast timer
 	 * is at most half of it: later, the timeout itself is as good. */
-	t = xrxe_tpi_rto_ns(qp) << qp->comp.fast_backoff;
+	t = rto_ns(qp) << qp->comp.fast_backoff;
 	if (limit == XRXE_TP_NO_DEADLINE || t > limit / 2)
 		return;
 	/* Nor where the running Local ACK Timeout comes first. */
@@ -163,8 +163,6 @@ void xrxe_tpi_rto_rewound(struct xrxe_tp_qp *qp)
 
 bool xrxe_tpi_rto_expired(struct xrxe_tp_qp *qp)
 {
-	if (qp->comp.fast_deadline > qp->tp->now)
-		return false;
 	qp->comp.fast_deadline = XRXE_TP_NO_DEADLINE;
 	/* More was sent since it was armed: no longer a tail. Progress or
 	 * the next AckReq packet looks again. */

@@ -482,8 +482,7 @@ uint64_t xrxe_tpi_qp_deadline(const struct xrxe_tp_qp *qp);
 
 /* rto.c: adaptive retransmission. rto_sent after every RC packet sent;
  * rto_progress when comp.psn moved; rto_rewound on every rewind;
- * rto_expired when the fast timer is due (true: retry now). */
-uint64_t xrxe_tpi_rto_ns(const struct xrxe_tp_qp *qp);
+ * rto_expired once comp.fast_deadline is due (true: retry now). */
 void xrxe_tpi_rto_sent(struct xrxe_tp_qp *qp, uint32_t psn, bool ackreq);
 void xrxe_tpi_rto_progress(struct xrxe_tp_qp *qp);
 void xrxe_tpi_rto_rewound(struct xrxe_tp_qp *qp);

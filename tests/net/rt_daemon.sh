@@ -16,6 +16,7 @@ export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
 source tests/lib/tap.sh
 tap_require_root "a real-time xrxed between namespaces"
 source tests/lib/netns.sh
+source tests/lib/verbs.sh
 
 XRXED=$PWD/$BUILD/bin/xrxed
 XRXE=$PWD/$BUILD/bin/xrxe
@@ -50,10 +51,7 @@ PORT=18771
 ns_exec "$NS_B" timeout 60 "${RUN[@]}" ib_write_bw -d "xrxe_$IF_B" -x 1 -F -p $PORT -D 2 \
 	-s 65536 --report_gbits >"$TMP/server.out" 2>&1 &
 SPID=$!
-for _ in $(seq 200); do
-	ns_exec "$NS_B" ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . && break
-	sleep 0.05
-done
+wait_listen "$NS_B" $PORT
 ns_exec "$NS_A" timeout 60 "${RUN[@]}" ib_write_bw -d "xrxe_$IF_A" -x 1 -F -p $PORT -D 2 \
 	-s 65536 --report_gbits "$IP4_B" >"$TMP/client.out" 2>&1 &
 CPID=$!

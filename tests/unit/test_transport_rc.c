@@ -338,10 +338,13 @@ static void warm_up(struct env *e)
 	cr_assert_gt(ia.srtt_ns, 0, "no round-trip sample after a completed WRITE");
 }
 
-/* The third packet of a 5-packet WRITE is lost, and so is its resend after
- * the sequence NAK. The responder may NAK only once (IBA 9.7.5.1.x), so
- * only a timer repairs the second loss. Returns the time the WRITE took. */
-static uint64_t lost_retransmission(bool fixed, struct xrxe_tp_qp_info *ia)
+/* A WRITE of npkts 1 KiB packets (MTU 1024, timeout 14: 67 ms) whose packet
+ * lost_idx is dropped the first ndrops times it is sent, after a warm-up
+ * that gives the requester a round-trip sample. Checks that the WRITE
+ * lands intact and that the drops all happened; ia gets A's counters.
+ * Returns the time the WRITE took. */
+static uint64_t write_losing(unsigned npkts, unsigned lost_idx, unsigned ndrops, bool fixed,
+			     struct xrxe_tp_qp_info *ia)
 {
 	struct env e;
 	struct xrxe_tph_conn c;
@@ -349,26 +352,37 @@ static uint64_t lost_retransmission(bool fixed, struct xrxe_tp_qp_info *ia)
 	struct drop_psn d;
 	uint64_t t0;
 
-	xrxe_tph_conn_default(&c); /* timeout 14: 67 ms */
+	xrxe_tph_conn_default(&c);
 	c.fixed_ack_timeout = fixed;
 	env_init(&e, &c, true);
 	warm_up(&e);
-	d = (struct drop_psn){ .psn = c.psn[0] + 1 + 2, .n = 2 };
+	d = (struct drop_psn){ .psn = c.psn[0] + 1 + lost_idx, .n = ndrops };
 	e.p.h.pol.filter = drop_psn_n;
 	e.p.h.pol.filter_arg = &d;
 	t0 = e.p.h.now;
-	cr_assert_eq(post(&e, 2, IBV_WR_RDMA_WRITE, 0, 0, 5 * 1024, (uintptr_t)bbuf + 8192, e.lkb),
+	cr_assert_eq(post(&e, 2, IBV_WR_RDMA_WRITE, 0, 0, npkts * 1024, (uintptr_t)bbuf + 8192,
+			  e.lkb),
 		     0);
 	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
-	cr_assert_eq(d.n, 0, "both copies of the packet were dropped");
+	cr_assert_eq(d.n, 0, "every planned drop happened");
 	cr_assert_eq(poll_all(e.p.ca, wc), 1);
 	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
-	cr_assert(!memcmp(bbuf + 8192, abuf, 5 * 1024));
+	cr_assert(!memcmp(bbuf + 8192, abuf, npkts * 1024));
 	xrxe_tph_info(e.p.a, ia);
-	cr_assert_eq(ia->seq_naks_rcvd, 1);
 	t0 = e.p.h.now - t0;
 	xrxe_tph_pair_fini(&e.p);
 	return t0;
+}
+
+/* The third packet of a 5-packet WRITE is lost, and so is its resend after
+ * the sequence NAK. The responder may NAK only once (IBA 9.7.5.1.x), so
+ * only a timer repairs the second loss. */
+static uint64_t lost_retransmission(bool fixed, struct xrxe_tp_qp_info *ia)
+{
+	uint64_t took = write_losing(5, 2, 2, fixed, ia);
+
+	cr_assert_eq(ia->seq_naks_rcvd, 1);
+	return took;
 }
 
 Test(transport_rc, adaptive_rexmit_repairs_a_lost_retransmission)
@@ -396,36 +410,14 @@ Test(transport_rc, fixed_rexmit_waits_for_the_local_ack_timeout)
 	cr_assert_geq(took, 4096ull << 14);
 }
 
-/* The last packet of a WRITE of npkts 1 KiB packets is lost: nothing
- * follows, so no NAK comes. Returns the time the WRITE took. */
+/* The last packet of a WRITE of npkts packets is lost: nothing follows, so
+ * no NAK comes. */
 static uint64_t lost_last_packet(unsigned npkts, struct xrxe_tp_qp_info *ia)
 {
-	struct env e;
-	struct xrxe_tph_conn c;
-	struct ibv_wc wc[4];
-	struct drop_psn d;
-	uint64_t t0;
+	uint64_t took = write_losing(npkts, npkts - 1, 1, false, ia);
 
-	xrxe_tph_conn_default(&c); /* MTU 1024, timeout 14: 67 ms */
-	env_init(&e, &c, true);
-	warm_up(&e);
-	d = (struct drop_psn){ .psn = c.psn[0] + 1 + npkts - 1, .n = 1 };
-	e.p.h.pol.filter = drop_psn_n;
-	e.p.h.pol.filter_arg = &d;
-	t0 = e.p.h.now;
-	cr_assert_eq(post(&e, 2, IBV_WR_RDMA_WRITE, 0, 0, npkts * 1024, (uintptr_t)bbuf + 8192,
-			  e.lkb),
-		     0);
-	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
-	cr_assert_eq(d.n, 0);
-	cr_assert_eq(poll_all(e.p.ca, wc), 1);
-	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
-	cr_assert(!memcmp(bbuf + 8192, abuf, npkts * 1024));
-	xrxe_tph_info(e.p.a, ia);
 	cr_assert_eq(ia->seq_naks_rcvd, 0);
-	t0 = e.p.h.now - t0;
-	xrxe_tph_pair_fini(&e.p);
-	return t0;
+	return took;
 }
 
 /* Tail loss with a tail outstanding (5 PSNs): the fast timer repairs it. */
