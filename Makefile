@@ -55,6 +55,7 @@ UTIL_SRCS := $(wildcard src/util/*.c)
 DAEMON_MAIN := src/daemon/xrxed.c
 DAEMON_SRCS := $(filter-out $(DAEMON_MAIN),$(wildcard src/daemon/*.c))
 TRANSPORT_SRCS := $(wildcard src/transport/*.c)
+CM_SRCS := $(wildcard src/cm/*.c)
 TOOL_SRCS := $(wildcard tools/*.c)
 IMPAIR_SRCS := $(wildcard tools/impair/*.c)
 
@@ -63,6 +64,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 LIB_WIRE := $(BUILD)/lib/libxrxe_wire.a
 LIB_TRANSPORT := $(BUILD)/lib/libxrxe_transport.a
 LIB_DAEMON := $(BUILD)/lib/libxrxe_daemon.a
+LIB_CM := $(BUILD)/lib/libxrxe_cm.a
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -79,6 +81,11 @@ $(LIB_TRANSPORT): $(call obj,$(TRANSPORT_SRCS))
 	@mkdir -p $(dir $@)
 	rm -f $@ && $(AR) rcs $@ $^
 
+# The connection manager (sans-I/O, like the transport): src/cm/.
+$(LIB_CM): $(call obj,$(CM_SRCS))
+	@mkdir -p $(dir $@)
+	rm -f $@ && $(AR) rcs $@ $^
+
 $(LIB_DAEMON): $(call obj,$(DAEMON_SRCS))
 	@mkdir -p $(dir $@)
 	rm -f $@ && $(AR) rcs $@ $^
@@ -87,14 +94,14 @@ $(LIB_DAEMON): $(call obj,$(DAEMON_SRCS))
 BINS :=
 ifneq ($(wildcard $(DAEMON_MAIN)),)
 BINS += $(BUILD)/bin/xrxed
-$(BUILD)/bin/xrxed: $(call obj,$(DAEMON_MAIN)) $(LIB_DAEMON) $(LIB_TRANSPORT) $(LIB_WIRE)
+$(BUILD)/bin/xrxed: $(call obj,$(DAEMON_MAIN)) $(LIB_DAEMON) $(LIB_CM) $(LIB_TRANSPORT) $(LIB_WIRE)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_DAEMON) $(LIBS_WIRE)
 endif
 ifneq ($(TOOL_SRCS),)
 BINS += $(BUILD)/bin/xrxe
 # xrxe cc takes parameter names and ranges from the transport's table.
-$(BUILD)/bin/xrxe: $(call obj,$(TOOL_SRCS)) $(LIB_DAEMON) $(LIB_TRANSPORT) $(LIB_WIRE)
+$(BUILD)/bin/xrxe: $(call obj,$(TOOL_SRCS)) $(LIB_DAEMON) $(LIB_CM) $(LIB_TRANSPORT) $(LIB_WIRE)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_DAEMON) $(LIBS_WIRE)
 endif
@@ -109,14 +116,16 @@ endif
 
 # The verbs shim (libibverbs.so.1): its own flags and version script.
 include mk/verbs.mk
+# The RDMA CM shim (librdmacm.so.1), beside it.
+-include mk/rdmacm.mk
 
 # --- Tests -------------------------------------------------------------------
 # tests/unit/test_*.c: one criterion binary each.
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 UNIT_HELPERS := $(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c))
-# Unit tests cover the sans-I/O layers (wire, transport): they never link the daemon.
-$(BUILD)/tests/unit/%: $(call obj,tests/unit/%.c $(UNIT_HELPERS)) $(LIB_TRANSPORT) $(LIB_WIRE)
+# Unit tests cover the sans-I/O layers (wire, transport, cm): they never link the daemon.
+$(BUILD)/tests/unit/%: $(call obj,tests/unit/%.c $(UNIT_HELPERS)) $(LIB_CM) $(LIB_TRANSPORT) $(LIB_WIRE)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcriterion -lpcap -lz $(LIBS_WIRE)
 

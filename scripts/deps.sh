@@ -14,11 +14,11 @@ PACKAGES=(
 	# build
 	build-essential pkg-config clang llvm libclang-rt-14-dev
 	libbpf-dev bpftool libxdp-dev xdp-tools libelf-dev zlib1g-dev
-	libisal-dev libibverbs-dev libmnl-dev libpcap-dev
+	libisal-dev libibverbs-dev librdmacm-dev libmnl-dev libpcap-dev
 	# tests
 	libcriterion-dev iproute2 iputils-ping iperf3 tshark python3 kmod
 	# real verbs clients (the shim's users) and the kernel-rxe peer
-	ibverbs-utils perftest rdmacm-utils python3-pyverbs
+	ibverbs-utils perftest rdmacm-utils python3-pyverbs libfabric-bin qperf
 	# the guest runs kernel rxe through rdma-core's rxe provider (only a Recommends of libibverbs1)
 	qemu-system-x86 busybox-static ibverbs-providers
 	# plots

@@ -28,7 +28,7 @@
 
 #include <infiniband/verbs.h>
 
-#define XRXE_ABI_VERSION 1
+#define XRXE_ABI_VERSION 2
 
 /* Control socket: XRXE_RUN_DIR/IFACE.sock, SOCK_SEQPACKET, one per daemon.
  * The shim lists one device per socket that accepts a connection (a stale
@@ -304,6 +304,28 @@ enum xrxe_ctrl_op {
 	XRXE_CTRL_ALLOC_MW,
 	XRXE_CTRL_DEALLOC_MW,
 	XRXE_CTRL_REREG_MR,
+	/* Connection management (the librdmacm shim): include/xrxe/cm_abi.h */
+	XRXE_CTRL_CM_OPEN,
+	XRXE_CTRL_CM_CREATE_CHANNEL,
+	XRXE_CTRL_CM_DESTROY_CHANNEL,
+	XRXE_CTRL_CM_CREATE_ID,
+	XRXE_CTRL_CM_DESTROY_ID,
+	XRXE_CTRL_CM_BIND,
+	XRXE_CTRL_CM_RESOLVE_ADDR,
+	XRXE_CTRL_CM_RESOLVE_ROUTE,
+	XRXE_CTRL_CM_LISTEN,
+	XRXE_CTRL_CM_CONNECT,
+	XRXE_CTRL_CM_ACCEPT,
+	XRXE_CTRL_CM_REJECT,
+	XRXE_CTRL_CM_DISCONNECT,
+	XRXE_CTRL_CM_ESTABLISH,
+	XRXE_CTRL_CM_INIT_QP_ATTR,
+	XRXE_CTRL_CM_NOTIFY,
+	XRXE_CTRL_CM_SET_OPTION,
+	XRXE_CTRL_CM_JOIN_MCAST,
+	XRXE_CTRL_CM_LEAVE_MCAST,
+	XRXE_CTRL_CM_MIGRATE_ID,
+	XRXE_CTRL_CM_QUERY,
 	XRXE_CTRL_OP_COUNT,
 };
 
@@ -531,6 +553,7 @@ struct xrxe_ctrl_mcast {
 enum xrxe_stats_flags {
 	XRXE_STATS_F_JSON = 1u << 0, /* JSON instead of text */
 	XRXE_STATS_F_QP = 1u << 1,   /* per-QP state and counters instead of interface counters */
+	XRXE_STATS_F_CM = 1u << 2,   /* CM IDs, their states and the MAD counters */
 };
 struct xrxe_ctrl_stats_reply {
 	struct xrxe_ctrl_hdr hdr;
