@@ -36,6 +36,7 @@ extern const struct xrxe_command xrxe_cmd_status;
 extern const struct xrxe_command xrxe_cmd_stats;
 extern const struct xrxe_command xrxe_cmd_run;
 extern const struct xrxe_command xrxe_cmd_qp;
+extern const struct xrxe_command xrxe_cmd_cm;
 extern const struct xrxe_command xrxe_cmd_cc;
 
 /* Ask the xrxed of ifname for its report (abi.h XRXE_STATS_F_* flags) and

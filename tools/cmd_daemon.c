@@ -66,9 +66,9 @@ static const struct option opt_json[] = {
 	{ 0 },
 };
 
-static int run_qp(int argc, char **argv)
+/* xrxe qp / xrxe cm: one report of the daemon, text or JSON. */
+static int run_report(const struct xrxe_command *cmd, unsigned flag, int argc, char **argv)
 {
-	const struct xrxe_command *cmd = &xrxe_cmd_qp;
 	bool json = false;
 	int c, err;
 
@@ -79,10 +79,9 @@ static int run_qp(int argc, char **argv)
 	}
 	if (!xrxe_cli_positionals(cmd, argc, 1, 1, "IFACE"))
 		return XRXE_EXIT_USAGE;
-	err = xrxe_daemon_report(argv[optind], XRXE_STATS_F_QP | (json ? XRXE_STATS_F_JSON : 0),
-				 stdout);
+	err = xrxe_daemon_report(argv[optind], flag | (json ? XRXE_STATS_F_JSON : 0), stdout);
 	if (err) {
-		fprintf(stderr, "xrxe: qp: %s: %s\n", argv[optind],
+		fprintf(stderr, "xrxe: %s: %s: %s\n", cmd->name, argv[optind],
 			err == -ENOENT || err == -ECONNREFUSED ? "no xrxed runs for this interface"
 								: strerror(-err));
 		return XRXE_EXIT_FAILURE;
@@ -90,6 +89,59 @@ static int run_qp(int argc, char **argv)
 	fputc('\n', stdout);
 	return XRXE_EXIT_OK;
 }
+
+static int run_qp(int argc, char **argv)
+{
+	return run_report(&xrxe_cmd_qp, XRXE_STATS_F_QP, argc, argv);
+}
+
+static int run_cm(int argc, char **argv)
+{
+	return run_report(&xrxe_cmd_cm, XRXE_STATS_F_CM, argc, argv);
+}
+
+const struct xrxe_command xrxe_cmd_cm = {
+	.name = "cm",
+	.summary = "show the connection manager of an interface's daemon",
+	.run = run_cm,
+	.help =
+	"NAME\n"
+	"    xrxe cm - show the connection manager of an interface's daemon\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    xrxe cm IFACE [--json]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Asks the xrxed(8) serving IFACE for its RDMA connection manager (the\n"
+	"    IB CM on QP1 and the rdma_cm layer librdmacm programs use): counters\n"
+	"    of CM MADs sent, received and resent, by message (REQ, REP, RTU, REJ,\n"
+	"    MRA, DREQ, DREP, SIDR_REQ, SIDR_REP), MADs dropped and why (malformed\n"
+	"    by reason, unknown communication ID, wrong state, duplicate,\n"
+	"    unsupported), REJs for requests nobody listens for or a full backlog,\n"
+	"    timeouts, events delivered and dropped; then one line per CM ID: the\n"
+	"    owning process, port space, rdma_cm state and IB CM state, local and\n"
+	"    remote address, communication IDs and QPNs. IDs of exited processes\n"
+	"    that are still closing their connection (DREQ sent, TimeWait) show\n"
+	"    pid 0.\n"
+	"\n"
+	"OPTIONS\n"
+	"    -j, --json\n"
+	"        {\"counters\": {...}, \"ids\": [{\"pid\", \"ps\", \"state\", ...}]}\n"
+	"    -h, --help\n"
+	"        show this page.\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0  shown\n"
+	"    1  failed: no daemon runs for IFACE\n"
+	"    2  usage error\n"
+	"\n"
+	"EXAMPLES\n"
+	"    xrxe cm eth0\n"
+	"    xrxe cm eth0 --json | jq .counters\n"
+	"\n"
+	"SEE ALSO\n"
+	"    xrxe qp, xrxe stats, xrxed(8), rdma_cm(7)\n",
+};
 
 const struct xrxe_command xrxe_cmd_qp = {
 	.name = "qp",

@@ -21,6 +21,7 @@ static const struct xrxe_command *const commands[] = {
 	&xrxe_cmd_stats,
 	&xrxe_cmd_run,
 	&xrxe_cmd_qp,
+	&xrxe_cmd_cm,
 	&xrxe_cmd_cc,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

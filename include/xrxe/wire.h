@@ -62,6 +62,11 @@ extern "C" {
 #define XRXE_MSN_MASK 0xffffffu
 #define XRXE_DEFAULT_PKEY 0xffffu
 #define XRXE_MCAST_QPN 0xffffffu
+/* QP1, the General Services Interface, and its well-known Q_Key (IBA 13.5.1):
+ * connection management MADs travel there. */
+#define XRXE_GSI_QPN 1u
+#define XRXE_GSI_QKEY 0x80010000u
+#define XRXE_MAD_LEN 256u
 
 /* BTH flag bits (byte 1) */
 #define XRXE_BTH_SE 0x80

@@ -35,10 +35,9 @@
 #define XRXE_MAD_METHOD_SEND 0x03
 #define XRXE_MAD_METHOD_GET_RESP 0x81
 
-/* QP1 (GSI) addressing of every CM MAD (IBA 13.5.1): to and from QP 1, with
- * the well-known GSI Q_Key. */
-#define XRXE_GSI_QPN 1
-#define XRXE_GSI_QKEY 0x80010000u
+/* QP1 (GSI) addressing of every CM MAD: XRXE_GSI_QPN, XRXE_GSI_QKEY in
+ * include/xrxe/wire.h. */
+#include "xrxe/wire.h"
 
 /* Attribute IDs (IBA 16.7.2 Table 212 region, ref table in docs/rdmacm.md). */
 enum xrxe_cm_attr {

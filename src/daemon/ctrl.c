@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/ctrl_internal.h"
 #include "daemon/ctrl_msg.h"
 #include "daemon/evsrc.h"
 #include "daemon/shm.h"
@@ -35,139 +36,13 @@
 #define RESOLVE_TIMEOUT_NS (1000ull * 1000 * 1000)
 #define RESOLVE_RETRY_NS (5ull * 1000 * 1000)
 
-/* Handler result: the request is parked, no reply yet. */
-#define CTRL_PARKED 1
-
-enum obj_type {
-	OBJ_NONE, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_AH, OBJ_CHANNEL, OBJ_SRQ, OBJ_MW, OBJ_TYPES
-};
-
 static const char *const obj_names[OBJ_TYPES] = {
 	[OBJ_PD] = "PD", [OBJ_MR] = "MR",	    [OBJ_CQ] = "CQ",
 	[OBJ_QP] = "QP", [OBJ_AH] = "AH", [OBJ_CHANNEL] = "channel",
-	[OBJ_SRQ] = "SRQ", [OBJ_MW] = "MW",
+	[OBJ_SRQ] = "SRQ", [OBJ_MW] = "MW", [OBJ_CM_CHANNEL] = "CM channel", [OBJ_CM_ID] = "CM ID",
 };
 
-struct conn;
-
-/* Common head of every object; the core's user pointers point here. */
-struct obj {
-	uint8_t type; /* enum obj_type */
-	uint32_t handle;
-	struct conn *conn;
-};
-
-struct obj_pd {
-	struct obj o;
-	uint32_t pdn;
-};
-
-struct obj_mr {
-	struct obj o;
-	uint32_t lkey, rkey;
-	uint64_t addr, length, iova; /* the application's range (for REREG_MR) */
-	uint32_t access;
-	struct xrxe_mr_map map;
-};
-
-struct obj_mw {
-	struct obj o;
-	uint32_t mw; /* the core's window handle */
-};
-
-struct obj_channel {
-	struct obj o;
-	int fd;        /* write end of the application's pipe */
-	uint32_t refs; /* CQs using it */
-};
-
-struct obj_cq {
-	struct obj o;
-	struct xrxe_tp_cq *cq;
-	struct xrxe_shm ring;
-	struct obj_channel *ch;
-};
-
-struct obj_qp {
-	struct obj o;
-	struct xrxe_tp_qp *qp;
-	uint32_t qpn;
-	struct xrxe_shm sq, rq;
-};
-
-struct obj_ah {
-	struct obj o;
-	uint32_t ah;
-};
-
-struct obj_srq {
-	struct obj o;
-	struct xrxe_tp_srq *srq;
-	struct xrxe_shm ring;
-};
-
-struct slot {
-	struct obj *obj;
-	uint16_t gen; /* bumped on reuse: a stale handle misses */
-};
-
-union msgbuf {
-	struct xrxe_ctrl_hdr hdr;
-	uint8_t raw[XRXE_MAX_CTRL_MSG + 1]; /* + 1: an oversized message shows as truncated */
-	uint64_t align;
-};
-
-struct conn {
-	struct xrxe_evsrc ev; /* the connection's socket */
-	struct xrxe_evsrc db; /* its doorbell eventfd (fd -1 before HELLO) */
-	struct xrxe_ctrl *ctrl;
-	struct conn *next, *prev;
-	unsigned id;
-	pid_t pid;
-	uid_t uid;
-	gid_t gid;
-	bool hello;
-	int memfd;    /* registered memory (HELLO fd 0) */
-	int async_fd; /* async event pipe (HELLO fd 1) */
-	struct slot *slots;
-	uint32_t *free_idx; /* stack of free slot indices, nslots - nobjs of them */
-	uint32_t nslots, nobjs;
-	uint16_t gen_base;
-	uint32_t count[OBJ_TYPES];
-	uint64_t ring_bytes;
-	uint64_t requests;
-	/* parked request (neighbour resolution) */
-	union msgbuf *park_msg;
-	size_t park_len;
-	uint64_t park_deadline, park_retry;
-};
-
-struct xrxe_ctrl {
-	struct xrxe_evsrc ev; /* listening socket */
-	struct xrxe_ctrl_config cfg;
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char lock_path[sizeof(((struct sockaddr_un *)0)->sun_path) + 8];
-	int lock_fd;
-	struct conn *conns;
-	unsigned next_id;
-	uint32_t ring_seq;
-	struct xrxe_ctrl_stats st;
-	union msgbuf rx;
-};
-
-struct reply {
-	union {
-		struct xrxe_ctrl_hdr hdr;
-		uint8_t raw[XRXE_MAX_CTRL_MSG];
-		uint64_t align;
-	} u;
-	size_t len;
-	int fds[XRXE_MAX_CTRL_FDS];
-	unsigned nfds;
-	unsigned owned; /* bit i: fds[i] is closed once sent (or not) */
-};
-
-static uint64_t now_ns(void)
+uint64_t xrxe_ctrli_now_ns(void)
 {
 	struct timespec ts;
 
@@ -191,7 +66,7 @@ static uint32_t make_handle(uint16_t gen, uint32_t idx)
 	return (uint32_t)gen << 16 | idx;
 }
 
-static struct obj *obj_lookup(struct conn *c, uint32_t handle, enum obj_type type)
+struct obj *xrxe_ctrli_obj_lookup(struct conn *c, uint32_t handle, enum obj_type type)
 {
 	uint32_t idx = handle & 0xffff;
 	struct slot *s;
@@ -205,7 +80,7 @@ static struct obj *obj_lookup(struct conn *c, uint32_t handle, enum obj_type typ
 }
 
 /* A zeroed object of size bytes with a handle reserved for it. */
-static void *obj_new(struct conn *c, enum obj_type type, size_t size, int *err)
+void *xrxe_ctrli_obj_new(struct conn *c, enum obj_type type, size_t size, int *err)
 {
 	struct obj *o;
 	uint32_t idx;
@@ -256,7 +131,7 @@ static void *obj_new(struct conn *c, enum obj_type type, size_t size, int *err)
 	return o;
 }
 
-static void obj_free(struct obj *o)
+void xrxe_ctrli_obj_free(struct obj *o)
 {
 	struct conn *c = o->conn;
 	uint32_t idx = o->handle & 0xffff;
@@ -330,7 +205,7 @@ static int destroy_qp(struct obj_qp *q)
 	conn_ring_free(c, &q->sq);
 	conn_ring_free(c, &q->rq);
 	count_adjust(c->ctrl, OBJ_QP, -1);
-	obj_free(&q->o);
+	xrxe_ctrli_obj_free(&q->o);
 	return 0;
 }
 
@@ -342,7 +217,7 @@ static int destroy_ah(struct obj_ah *a)
 	if (err)
 		return err;
 	count_adjust(c->ctrl, OBJ_AH, -1);
-	obj_free(&a->o);
+	xrxe_ctrli_obj_free(&a->o);
 	return 0;
 }
 
@@ -357,7 +232,7 @@ static int destroy_mr(struct obj_mr *m)
 		return err;
 	xrxe_shm_unmap_mr(&m->map);
 	count_adjust(c->ctrl, OBJ_MR, -1);
-	obj_free(&m->o);
+	xrxe_ctrli_obj_free(&m->o);
 	return 0;
 }
 
@@ -368,7 +243,7 @@ static int destroy_mw(struct obj_mw *w)
 
 	if (err)
 		return err;
-	obj_free(&w->o);
+	xrxe_ctrli_obj_free(&w->o);
 	return 0;
 }
 
@@ -383,7 +258,7 @@ static int destroy_cq(struct obj_cq *q)
 		q->ch->refs--;
 	conn_ring_free(c, &q->ring);
 	count_adjust(c->ctrl, OBJ_CQ, -1);
-	obj_free(&q->o);
+	xrxe_ctrli_obj_free(&q->o);
 	return 0;
 }
 
@@ -396,7 +271,7 @@ static int destroy_srq(struct obj_srq *q)
 		return err; /* -EBUSY: a QP still uses it */
 	conn_ring_free(c, &q->ring);
 	count_adjust(c->ctrl, OBJ_SRQ, -1);
-	obj_free(&q->o);
+	xrxe_ctrli_obj_free(&q->o);
 	return 0;
 }
 
@@ -408,7 +283,7 @@ static int destroy_channel(struct obj_channel *ch)
 		return -EBUSY; /* as ibv_destroy_comp_channel with CQs attached */
 	close(ch->fd);
 	count_adjust(c->ctrl, OBJ_CHANNEL, -1);
-	obj_free(&ch->o);
+	xrxe_ctrli_obj_free(&ch->o);
 	return 0;
 }
 
@@ -420,7 +295,7 @@ static int destroy_pd(struct obj_pd *p)
 	if (err)
 		return err; /* -EBUSY: MRs, QPs or AHs use it */
 	count_adjust(c->ctrl, OBJ_PD, -1);
-	obj_free(&p->o);
+	xrxe_ctrli_obj_free(&p->o);
 	return 0;
 }
 
@@ -443,6 +318,9 @@ static int destroy_obj(struct obj *o)
 		return destroy_pd((struct obj_pd *)o);
 	case OBJ_SRQ:
 		return destroy_srq((struct obj_srq *)o);
+	case OBJ_CM_ID:
+	case OBJ_CM_CHANNEL:
+		return xrxe_ctrli_destroy_cm_obj(o);
 	}
 	return -EINVAL;
 }
@@ -471,8 +349,9 @@ static void conn_unpark(struct conn *c)
 static void conn_close(struct conn *c, const char *why)
 {
 	/* windows before regions: a region with bound windows refuses to go */
-	static const enum obj_type order[] = { OBJ_QP, OBJ_SRQ,	    OBJ_AH, OBJ_MW,
-					       OBJ_MR, OBJ_CQ, OBJ_CHANNEL, OBJ_PD };
+	static const enum obj_type order[] = { OBJ_CM_ID, OBJ_CM_CHANNEL, OBJ_QP, OBJ_SRQ,
+					       OBJ_AH,	  OBJ_MW,	  OBJ_MR, OBJ_CQ,
+					       OBJ_CHANNEL, OBJ_PD };
 	struct xrxe_ctrl *ctrl = c->ctrl;
 	uint32_t destroyed[OBJ_TYPES] = { 0 };
 	unsigned leaked = 0;
@@ -499,10 +378,11 @@ static void conn_close(struct conn *c, const char *why)
 		}
 	}
 	xrxe_info("conn %u (pid %d uid %u) closed (%s): %u requests; destroyed %u QP, %u AH, "
-		  "%u MR, %u CQ, %u channel, %u PD, %u SRQ%s",
+		  "%u MR, %u CQ, %u channel, %u PD, %u SRQ, %u CM ID, %u CM channel%s",
 		  c->id, (int)c->pid, (unsigned)c->uid, why, (unsigned)c->requests,
 		  destroyed[OBJ_QP], destroyed[OBJ_AH], destroyed[OBJ_MR], destroyed[OBJ_CQ],
-		  destroyed[OBJ_CHANNEL], destroyed[OBJ_PD], destroyed[OBJ_SRQ],
+		  destroyed[OBJ_CHANNEL], destroyed[OBJ_PD], destroyed[OBJ_SRQ], destroyed[OBJ_CM_ID],
+		  destroyed[OBJ_CM_CHANNEL],
 		  leaked ? "; SOME LEAKED" : "");
 
 	epoll_ctl(ctrl->cfg.epfd, EPOLL_CTL_DEL, c->ev.fd, NULL);
@@ -550,14 +430,12 @@ static void write_async(struct conn *c, enum ibv_event_type type, uint32_t handl
  * dispatcher closes the rest). Returns 0 (r->u / r->len filled), -errno,
  * or CTRL_PARKED. */
 
-#define REPLY(r, type) ((type *)(r)->u.raw)
-
-static void reply_len(struct reply *r, size_t len)
+void xrxe_ctrli_reply_len(struct reply *r, size_t len)
 {
 	r->len = len;
 }
 
-static void reply_fd(struct reply *r, int fd, bool owned)
+void xrxe_ctrli_reply_fd(struct reply *r, int fd, bool owned)
 {
 	if (owned)
 		r->owned |= 1u << r->nfds;
@@ -633,9 +511,9 @@ static int op_hello(struct conn *c, const void *req, int *fds, struct reply *r)
 
 	rep->abi_version = XRXE_ABI_VERSION;
 	rep->dev_page_size = xrxe_devpage_size(ctrl->cfg.dp);
-	reply_len(r, sizeof(*rep));
-	reply_fd(r, xrxe_devpage_fd(ctrl->cfg.dp), false);
-	reply_fd(r, db, false);
+	xrxe_ctrli_reply_len(r, sizeof(*rep));
+	xrxe_ctrli_reply_fd(r, xrxe_devpage_fd(ctrl->cfg.dp), false);
+	xrxe_ctrli_reply_fd(r, db, false);
 	return 0;
 }
 
@@ -646,17 +524,17 @@ static int op_alloc_pd(struct conn *c, const void *req, int *fds, struct reply *
 
 	(void)req;
 	(void)fds;
-	p = obj_new(c, OBJ_PD, sizeof(*p), &err);
+	p = xrxe_ctrli_obj_new(c, OBJ_PD, sizeof(*p), &err);
 	if (!p)
 		return err;
 	err = xrxe_tp_pd_alloc(c->ctrl->cfg.tp, &p->pdn);
 	if (err) {
-		obj_free(&p->o);
+		xrxe_ctrli_obj_free(&p->o);
 		return err;
 	}
 	count_adjust(c->ctrl, OBJ_PD, 1);
 	REPLY(r, struct xrxe_ctrl_handle)->handle = p->o.handle;
-	reply_len(r, sizeof(struct xrxe_ctrl_handle));
+	xrxe_ctrli_reply_len(r, sizeof(struct xrxe_ctrl_handle));
 	return 0;
 }
 
@@ -665,7 +543,7 @@ static int op_alloc_pd(struct conn *c, const void *req, int *fds, struct reply *
 static int op_destroy(struct conn *c, const void *req, enum obj_type type)
 {
 	const struct xrxe_ctrl_handle *h = req;
-	struct obj *o = obj_lookup(c, h->handle, type);
+	struct obj *o = xrxe_ctrli_obj_lookup(c, h->handle, type);
 
 	if (!o)
 		return -EBADF;
@@ -700,7 +578,7 @@ static int op_reg_mr(struct conn *c, const void *req, int *fds, struct reply *r)
 	int err;
 
 	(void)fds;
-	pd = (struct obj_pd *)obj_lookup(c, m->pd, OBJ_PD);
+	pd = (struct obj_pd *)xrxe_ctrli_obj_lookup(c, m->pd, OBJ_PD);
 	if (!pd)
 		return -EBADF;
 	/* IBA 10.6.3.1 (and ibv_reg_mr): remote write or atomic access needs
@@ -710,7 +588,7 @@ static int op_reg_mr(struct conn *c, const void *req, int *fds, struct reply *r)
 		return -EINVAL;
 	if (!m->length || m->iova + m->length < m->iova)
 		return -EINVAL;
-	mr = obj_new(c, OBJ_MR, sizeof(*mr), &err);
+	mr = xrxe_ctrli_obj_new(c, OBJ_MR, sizeof(*mr), &err);
 	if (!mr)
 		return err;
 	err = xrxe_shm_map_mr(c->memfd, m->addr, m->length, (access & wr) != 0, &mr->map);
@@ -731,13 +609,13 @@ static int op_reg_mr(struct conn *c, const void *req, int *fds, struct reply *r)
 	rep->handle = mr->o.handle;
 	rep->lkey = mr->lkey;
 	rep->rkey = mr->rkey;
-	reply_len(r, sizeof(*rep));
+	xrxe_ctrli_reply_len(r, sizeof(*rep));
 	return 0;
 
 err_unmap:
 	xrxe_shm_unmap_mr(&mr->map);
 err_obj:
-	obj_free(&mr->o);
+	xrxe_ctrli_obj_free(&mr->o);
 	return err;
 }
 
@@ -758,11 +636,11 @@ static int op_rereg_mr(struct conn *c, const void *req, int *fds, struct reply *
 	int err;
 
 	(void)fds;
-	mr = (struct obj_mr *)obj_lookup(c, m->handle, OBJ_MR);
+	mr = (struct obj_mr *)xrxe_ctrli_obj_lookup(c, m->handle, OBJ_MR);
 	if (!mr)
 		return -EBADF;
 	if (m->flags & IBV_REREG_MR_CHANGE_PD) {
-		struct obj_pd *pd = (struct obj_pd *)obj_lookup(c, m->pd, OBJ_PD);
+		struct obj_pd *pd = (struct obj_pd *)xrxe_ctrli_obj_lookup(c, m->pd, OBJ_PD);
 
 		if (!pd)
 			return -EBADF;
@@ -803,7 +681,7 @@ static int op_rereg_mr(struct conn *c, const void *req, int *fds, struct reply *
 	rep->handle = mr->o.handle;
 	rep->lkey = mr->lkey;
 	rep->rkey = mr->rkey;
-	reply_len(r, sizeof(*rep));
+	xrxe_ctrli_reply_len(r, sizeof(*rep));
 	return 0;
 }
 
@@ -817,21 +695,21 @@ static int op_alloc_mw(struct conn *c, const void *req, int *fds, struct reply *
 	int err;
 
 	(void)fds;
-	pd = (struct obj_pd *)obj_lookup(c, m->pd, OBJ_PD);
+	pd = (struct obj_pd *)xrxe_ctrli_obj_lookup(c, m->pd, OBJ_PD);
 	if (!pd)
 		return -EBADF;
-	w = obj_new(c, OBJ_MW, sizeof(*w), &err);
+	w = xrxe_ctrli_obj_new(c, OBJ_MW, sizeof(*w), &err);
 	if (!w)
 		return err;
 	err = xrxe_tp_mw_alloc(c->ctrl->cfg.tp, pd->pdn, m->type, &w->mw, &rkey);
 	if (err) {
-		obj_free(&w->o);
+		xrxe_ctrli_obj_free(&w->o);
 		return err;
 	}
 	rep = REPLY(r, struct xrxe_ctrl_alloc_mw_reply);
 	rep->handle = w->o.handle;
 	rep->rkey = rkey;
-	reply_len(r, sizeof(*rep));
+	xrxe_ctrli_reply_len(r, sizeof(*rep));
 	return 0;
 }
 
@@ -844,14 +722,14 @@ static int op_create_channel(struct conn *c, const void *req, int *fds, struct r
 	err = pipe_writer_check(fds[0]);
 	if (err)
 		return err;
-	ch = obj_new(c, OBJ_CHANNEL, sizeof(*ch), &err);
+	ch = xrxe_ctrli_obj_new(c, OBJ_CHANNEL, sizeof(*ch), &err);
 	if (!ch)
 		return err;
 	ch->fd = fds[0];
 	fds[0] = -1;
 	count_adjust(c->ctrl, OBJ_CHANNEL, 1);
 	REPLY(r, struct xrxe_ctrl_handle)->handle = ch->o.handle;
-	reply_len(r, sizeof(struct xrxe_ctrl_handle));
+	xrxe_ctrli_reply_len(r, sizeof(struct xrxe_ctrl_handle));
 	return 0;
 }
 
@@ -869,12 +747,12 @@ static int op_create_cq(struct conn *c, const void *req, int *fds, struct reply 
 	if (c->ctrl->cfg.max_cq && c->ctrl->st.cqs >= c->ctrl->cfg.max_cq)
 		return -ENOMEM; /* as ib_create_cq beyond max_cq */
 	if (q->channel != XRXE_NO_HANDLE) {
-		ch = (struct obj_channel *)obj_lookup(c, q->channel, OBJ_CHANNEL);
+		ch = (struct obj_channel *)xrxe_ctrli_obj_lookup(c, q->channel, OBJ_CHANNEL);
 		if (!ch)
 			return -EBADF;
 	}
 	nslots = pow2_ceil(q->cqe + 1); /* capacity is nslots - 1 */
-	cq = obj_new(c, OBJ_CQ, sizeof(*cq), &err);
+	cq = xrxe_ctrli_obj_new(c, OBJ_CQ, sizeof(*cq), &err);
 	if (!cq)
 		return err;
 	err = conn_ring(c, "cq", nslots, sizeof(struct xrxe_cqe), &cq->ring);
@@ -893,16 +771,16 @@ static int op_create_cq(struct conn *c, const void *req, int *fds, struct reply 
 	rep->handle = cq->o.handle;
 	rep->cqe = nslots - 1;
 	rep->ring_size = cq->ring.size;
-	reply_len(r, sizeof(*rep));
+	xrxe_ctrli_reply_len(r, sizeof(*rep));
 	/* The mapping keeps the file alive: our fd goes with the reply. */
-	reply_fd(r, cq->ring.fd, true);
+	xrxe_ctrli_reply_fd(r, cq->ring.fd, true);
 	cq->ring.fd = -1;
 	return 0;
 
 err_ring:
 	conn_ring_free(c, &cq->ring);
 err_obj:
-	obj_free(&cq->o);
+	xrxe_ctrli_obj_free(&cq->o);
 	return err;
 }
 
@@ -917,7 +795,7 @@ static int op_resize_cq(struct conn *c, const void *req, int *fds, struct reply 
 	int err;
 
 	(void)fds;
-	cq = (struct obj_cq *)obj_lookup(c, q->handle, OBJ_CQ);
+	cq = (struct obj_cq *)xrxe_ctrli_obj_lookup(c, q->handle, OBJ_CQ);
 	if (!cq)
 		return -EBADF;
 	if (q->cqe < 1 || q->cqe > XRXE_MAX_CQE)
@@ -940,8 +818,8 @@ static int op_resize_cq(struct conn *c, const void *req, int *fds, struct reply 
 	rep->handle = cq->o.handle;
 	rep->cqe = nslots - 1;
 	rep->ring_size = cq->ring.size;
-	reply_len(r, sizeof(*rep));
-	reply_fd(r, cq->ring.fd, true);
+	xrxe_ctrli_reply_len(r, sizeof(*rep));
+	xrxe_ctrli_reply_fd(r, cq->ring.fd, true);
 	cq->ring.fd = -1;
 	return 0;
 }
@@ -958,15 +836,15 @@ static int op_create_qp(struct conn *c, const void *req, int *fds, struct reply 
 	int err;
 
 	(void)fds;
-	pd = (struct obj_pd *)obj_lookup(c, q->pd, OBJ_PD);
-	scq = (struct obj_cq *)obj_lookup(c, q->send_cq, OBJ_CQ);
-	rcq = (struct obj_cq *)obj_lookup(c, q->recv_cq, OBJ_CQ);
+	pd = (struct obj_pd *)xrxe_ctrli_obj_lookup(c, q->pd, OBJ_PD);
+	scq = (struct obj_cq *)xrxe_ctrli_obj_lookup(c, q->send_cq, OBJ_CQ);
+	rcq = (struct obj_cq *)xrxe_ctrli_obj_lookup(c, q->recv_cq, OBJ_CQ);
 	if (!pd || !scq || !rcq)
 		return -EBADF;
 	if (q->qp_type != IBV_QPT_RC && q->qp_type != IBV_QPT_UC && q->qp_type != IBV_QPT_UD)
 		return -EOPNOTSUPP; /* as rxe_qp_chk_init for RD, XRC, raw */
 	if (q->srq != XRXE_NO_HANDLE) {
-		srq = (struct obj_srq *)obj_lookup(c, q->srq, OBJ_SRQ);
+		srq = (struct obj_srq *)xrxe_ctrli_obj_lookup(c, q->srq, OBJ_SRQ);
 		if (!srq)
 			return -EBADF;
 		/* IBA 11.2.4.1: with an SRQ the receive queue attributes are
@@ -999,7 +877,7 @@ static int op_create_qp(struct conn *c, const void *req, int *fds, struct reply 
 	if (got.max_inline_data > XRXE_MAX_INLINE)
 		got.max_inline_data = XRXE_MAX_INLINE;
 
-	qp = obj_new(c, OBJ_QP, sizeof(*qp), &err);
+	qp = xrxe_ctrli_obj_new(c, OBJ_QP, sizeof(*qp), &err);
 	if (!qp)
 		return err;
 	qp->sq.fd = qp->rq.fd = -1;
@@ -1041,10 +919,10 @@ static int op_create_qp(struct conn *c, const void *req, int *fds, struct reply 
 	rep->cap = got;
 	rep->sq_size = qp->sq.size;
 	rep->rq_size = srq ? 0 : qp->rq.size;
-	reply_len(r, sizeof(*rep));
-	reply_fd(r, qp->sq.fd, true);
+	xrxe_ctrli_reply_len(r, sizeof(*rep));
+	xrxe_ctrli_reply_fd(r, qp->sq.fd, true);
 	if (!srq)
-		reply_fd(r, qp->rq.fd, true);
+		xrxe_ctrli_reply_fd(r, qp->rq.fd, true);
 	qp->sq.fd = qp->rq.fd = -1;
 	return 0;
 
@@ -1055,14 +933,14 @@ err_rq:
 err_sq:
 	conn_ring_free(c, &qp->sq);
 err_obj:
-	obj_free(&qp->o);
+	xrxe_ctrli_obj_free(&qp->o);
 	return err;
 }
 
 /* Resolve an address, parking the request while the neighbour is unknown. */
 static int resolve_av(struct conn *c, const struct ibv_ah_attr *ah, struct xrxe_av *av)
 {
-	uint64_t now = now_ns();
+	uint64_t now = xrxe_ctrli_now_ns();
 	int err = xrxe_nl_resolve(c->ctrl->cfg.nl, ah, now, av);
 
 	if (err != -EAGAIN)
@@ -1084,7 +962,7 @@ static int op_modify_qp(struct conn *c, const void *req, int *fds, struct reply 
 
 	(void)fds;
 	(void)r;
-	qp = (struct obj_qp *)obj_lookup(c, m->handle, OBJ_QP);
+	qp = (struct obj_qp *)xrxe_ctrli_obj_lookup(c, m->handle, OBJ_QP);
 	if (!qp)
 		return -EBADF;
 	/* One port; no alternate path (APM is not implemented). */
@@ -1109,7 +987,7 @@ static int op_query_qp(struct conn *c, const void *req, int *fds, struct reply *
 	int err;
 
 	(void)fds;
-	qp = (struct obj_qp *)obj_lookup(c, h->handle, OBJ_QP);
+	qp = (struct obj_qp *)xrxe_ctrli_obj_lookup(c, h->handle, OBJ_QP);
 	if (!qp)
 		return -EBADF;
 	memset(&rep->attr, 0, sizeof(rep->attr));
@@ -1122,7 +1000,7 @@ static int op_query_qp(struct conn *c, const void *req, int *fds, struct reply *
 	rep->init_attr.send_cq = NULL;
 	rep->init_attr.recv_cq = NULL;
 	rep->init_attr.srq = NULL;
-	reply_len(r, sizeof(*rep));
+	xrxe_ctrli_reply_len(r, sizeof(*rep));
 	return 0;
 }
 
@@ -1135,18 +1013,18 @@ static int op_create_ah(struct conn *c, const void *req, int *fds, struct reply 
 	int err;
 
 	(void)fds;
-	pd = (struct obj_pd *)obj_lookup(c, a->pd, OBJ_PD);
+	pd = (struct obj_pd *)xrxe_ctrli_obj_lookup(c, a->pd, OBJ_PD);
 	if (!pd)
 		return -EBADF;
 	err = resolve_av(c, &a->attr, &av);
 	if (err)
 		return err;
-	ah = obj_new(c, OBJ_AH, sizeof(*ah), &err);
+	ah = xrxe_ctrli_obj_new(c, OBJ_AH, sizeof(*ah), &err);
 	if (!ah)
 		return err;
 	err = xrxe_tp_ah_create(c->ctrl->cfg.tp, pd->pdn, &av, &ah->ah);
 	if (err) {
-		obj_free(&ah->o);
+		xrxe_ctrli_obj_free(&ah->o);
 		return err;
 	}
 	count_adjust(c->ctrl, OBJ_AH, 1);
@@ -1155,7 +1033,7 @@ static int op_create_ah(struct conn *c, const void *req, int *fds, struct reply 
 
 	rep->handle = ah->o.handle;
 	rep->ah_num = ah->ah;
-	reply_len(r, sizeof(*rep));
+	xrxe_ctrli_reply_len(r, sizeof(*rep));
 	return 0;
 }
 
@@ -1168,7 +1046,7 @@ static void srq_reply(struct reply *r, const struct obj_srq *q)
 	rep->handle = q->o.handle;
 	xrxe_tp_srq_query(q->srq, &rep->attr);
 	rep->ring_size = q->ring.size;
-	reply_len(r, sizeof(*rep));
+	xrxe_ctrli_reply_len(r, sizeof(*rep));
 }
 
 static int op_create_srq(struct conn *c, const void *req, int *fds, struct reply *r)
@@ -1180,7 +1058,7 @@ static int op_create_srq(struct conn *c, const void *req, int *fds, struct reply
 	int err;
 
 	(void)fds;
-	pd = (struct obj_pd *)obj_lookup(c, q->pd, OBJ_PD);
+	pd = (struct obj_pd *)xrxe_ctrli_obj_lookup(c, q->pd, OBJ_PD);
 	if (!pd)
 		return -EBADF;
 	/* ibv_create_srq: max_wr and max_sge within the device limits. */
@@ -1194,7 +1072,7 @@ static int op_create_srq(struct conn *c, const void *req, int *fds, struct reply
 	max_sge = (elem - (uint32_t)sizeof(struct xrxe_recv_wqe)) / 16;
 	if (max_sge > XRXE_MAX_SGE)
 		max_sge = XRXE_MAX_SGE;
-	srq = obj_new(c, OBJ_SRQ, sizeof(*srq), &err);
+	srq = xrxe_ctrli_obj_new(c, OBJ_SRQ, sizeof(*srq), &err);
 	if (!srq)
 		return err;
 	srq->ring.fd = -1;
@@ -1215,14 +1093,14 @@ static int op_create_srq(struct conn *c, const void *req, int *fds, struct reply
 	}
 	count_adjust(c->ctrl, OBJ_SRQ, 1);
 	srq_reply(r, srq);
-	reply_fd(r, srq->ring.fd, true);
+	xrxe_ctrli_reply_fd(r, srq->ring.fd, true);
 	srq->ring.fd = -1;
 	return 0;
 
 err_ring:
 	conn_ring_free(c, &srq->ring);
 err_obj:
-	obj_free(&srq->o);
+	xrxe_ctrli_obj_free(&srq->o);
 	return err;
 }
 
@@ -1233,7 +1111,7 @@ static int op_modify_srq(struct conn *c, const void *req, int *fds, struct reply
 
 	(void)fds;
 	(void)r;
-	srq = (struct obj_srq *)obj_lookup(c, q->handle, OBJ_SRQ);
+	srq = (struct obj_srq *)xrxe_ctrli_obj_lookup(c, q->handle, OBJ_SRQ);
 	if (!srq)
 		return -EBADF;
 	return xrxe_tp_srq_modify(c->ctrl->cfg.tp, srq->srq, &q->attr, (int)q->attr_mask);
@@ -1245,7 +1123,7 @@ static int op_query_srq(struct conn *c, const void *req, int *fds, struct reply 
 	struct obj_srq *srq;
 
 	(void)fds;
-	srq = (struct obj_srq *)obj_lookup(c, q->handle, OBJ_SRQ);
+	srq = (struct obj_srq *)xrxe_ctrli_obj_lookup(c, q->handle, OBJ_SRQ);
 	if (!srq)
 		return -EBADF;
 	srq_reply(r, srq);
@@ -1264,7 +1142,7 @@ static int op_mcast(struct conn *c, const void *req, int *fds, struct reply *r)
 
 	(void)fds;
 	(void)r;
-	qp = (struct obj_qp *)obj_lookup(c, m->qp, OBJ_QP);
+	qp = (struct obj_qp *)xrxe_ctrli_obj_lookup(c, m->qp, OBJ_QP);
 	if (!qp)
 		return -EBADF;
 	if (m->hdr.op == XRXE_CTRL_DETACH_MCAST) {
@@ -1301,14 +1179,17 @@ static int op_stats(struct conn *c, const void *req, int *fds, struct reply *r)
 	int err;
 
 	(void)fds;
-	if (h->flags & ~(XRXE_STATS_F_JSON | XRXE_STATS_F_QP))
+	if (h->flags & ~(XRXE_STATS_F_JSON | XRXE_STATS_F_QP | XRXE_STATS_F_CM))
 		return -EINVAL;
 	if (!ctrl->cfg.stats)
 		return -EOPNOTSUPP;
 	out = open_memstream(&text, &len);
 	if (!out)
 		return -ENOMEM;
-	ctrl->cfg.stats(ctrl->cfg.user, out, h->flags);
+	if (h->flags & XRXE_STATS_F_CM)
+		xrxe_ctrl_cm_report(ctrl, out, h->flags & XRXE_STATS_F_JSON);
+	else
+		ctrl->cfg.stats(ctrl->cfg.user, out, h->flags);
 	if (fclose(out)) {
 		free(text);
 		return -ENOMEM;
@@ -1318,8 +1199,8 @@ static int op_stats(struct conn *c, const void *req, int *fds, struct reply *r)
 	if (err)
 		return err;
 	REPLY(r, struct xrxe_ctrl_stats_reply)->size = len;
-	reply_len(r, sizeof(struct xrxe_ctrl_stats_reply));
-	reply_fd(r, blob.fd, true);
+	xrxe_ctrli_reply_len(r, sizeof(struct xrxe_ctrl_stats_reply));
+	xrxe_ctrli_reply_fd(r, blob.fd, true);
 	return 0;
 }
 
@@ -1375,7 +1256,7 @@ static int op_cc(struct conn *c, const void *req, int *fds, struct reply *r)
 	fclose(out);
 	if (rep->len >= sizeof(rep->text))
 		return -EOVERFLOW;
-	reply_len(r, sizeof(*rep));
+	xrxe_ctrli_reply_len(r, sizeof(*rep));
 	return 0;
 }
 
@@ -1437,6 +1318,50 @@ static const struct op_desc ops[XRXE_CTRL_OP_COUNT] = {
 				   op_dealloc_mw },
 	[XRXE_CTRL_REREG_MR] = { "rereg_mr", sizeof(struct xrxe_ctrl_rereg_mr), 0, false,
 				 op_rereg_mr },
+	/* The CM: no HELLO (a librdmacm connection has no memory or rings), but
+	 * CM_OPEN first (ctrl_cm.c checks) */
+	[XRXE_CTRL_CM_OPEN] = { "cm_open", sizeof(struct xrxe_ctrl_cm_open), 0, true,
+				xrxe_ctrli_op_cm_open },
+	[XRXE_CTRL_CM_CREATE_CHANNEL] = { "cm_create_channel", sizeof(struct xrxe_ctrl_cm_channel), 1, true,
+				xrxe_ctrli_op_cm_create_channel },
+	[XRXE_CTRL_CM_DESTROY_CHANNEL] = { "cm_destroy_channel", sizeof(struct xrxe_ctrl_handle), 0, true,
+				xrxe_ctrli_op_cm_destroy_channel },
+	[XRXE_CTRL_CM_CREATE_ID] = { "cm_create_id", sizeof(struct xrxe_ctrl_cm_create_id), 0, true,
+				xrxe_ctrli_op_cm_create_id },
+	[XRXE_CTRL_CM_DESTROY_ID] = { "cm_destroy_id", sizeof(struct xrxe_ctrl_handle), 0, true,
+				xrxe_ctrli_op_cm_destroy_id },
+	[XRXE_CTRL_CM_BIND] = { "cm_bind", sizeof(struct xrxe_ctrl_cm_bind), 0, true,
+				xrxe_ctrli_op_cm_bind },
+	[XRXE_CTRL_CM_RESOLVE_ADDR] = { "cm_resolve_addr", sizeof(struct xrxe_ctrl_cm_resolve_addr), 0, true,
+				xrxe_ctrli_op_cm_resolve_addr },
+	[XRXE_CTRL_CM_RESOLVE_ROUTE] = { "cm_resolve_route", sizeof(struct xrxe_ctrl_cm_handle_arg), 0, true,
+				xrxe_ctrli_op_cm_resolve_route },
+	[XRXE_CTRL_CM_LISTEN] = { "cm_listen", sizeof(struct xrxe_ctrl_cm_handle_arg), 0, true,
+				xrxe_ctrli_op_cm_listen },
+	[XRXE_CTRL_CM_CONNECT] = { "cm_connect", sizeof(struct xrxe_ctrl_cm_connect), 0, true,
+				xrxe_ctrli_op_cm_connect },
+	[XRXE_CTRL_CM_ACCEPT] = { "cm_accept", sizeof(struct xrxe_ctrl_cm_connect), 0, true,
+				xrxe_ctrli_op_cm_accept },
+	[XRXE_CTRL_CM_REJECT] = { "cm_reject", sizeof(struct xrxe_ctrl_cm_reject), 0, true,
+				xrxe_ctrli_op_cm_reject },
+	[XRXE_CTRL_CM_DISCONNECT] = { "cm_disconnect", sizeof(struct xrxe_ctrl_cm_handle_arg), 0, true,
+				xrxe_ctrli_op_cm_disconnect },
+	[XRXE_CTRL_CM_ESTABLISH] = { "cm_establish", sizeof(struct xrxe_ctrl_cm_handle_arg), 0, true,
+				xrxe_ctrli_op_cm_establish },
+	[XRXE_CTRL_CM_INIT_QP_ATTR] = { "cm_init_qp_attr", sizeof(struct xrxe_ctrl_cm_handle_arg), 0, true,
+				xrxe_ctrli_op_cm_init_qp_attr },
+	[XRXE_CTRL_CM_NOTIFY] = { "cm_notify", sizeof(struct xrxe_ctrl_cm_handle_arg), 0, true,
+				xrxe_ctrli_op_cm_notify },
+	[XRXE_CTRL_CM_SET_OPTION] = { "cm_set_option", sizeof(struct xrxe_ctrl_cm_set_option), 0, true,
+				xrxe_ctrli_op_cm_set_option },
+	[XRXE_CTRL_CM_JOIN_MCAST] = { "cm_join_mcast", sizeof(struct xrxe_ctrl_cm_mcast), 0, true,
+				xrxe_ctrli_op_cm_join_mcast },
+	[XRXE_CTRL_CM_LEAVE_MCAST] = { "cm_leave_mcast", sizeof(struct xrxe_ctrl_cm_mcast), 0, true,
+				xrxe_ctrli_op_cm_leave_mcast },
+	[XRXE_CTRL_CM_MIGRATE_ID] = { "cm_migrate_id", sizeof(struct xrxe_ctrl_cm_handle_arg), 0, true,
+				xrxe_ctrli_op_cm_migrate_id },
+	[XRXE_CTRL_CM_QUERY] = { "cm_query", sizeof(struct xrxe_ctrl_cm_handle_arg), 0, true,
+				xrxe_ctrli_op_cm_query },
 };
 
 /* --- dispatch ------------------------------------------------------------- */
@@ -1505,7 +1430,7 @@ static bool handle_msg(struct conn *c, const union msgbuf *m, size_t n, int *fds
 			conn_set_events(c, EPOLLRDHUP);
 			xrxe_dbg("conn %u: %s waits for neighbour resolution", c->id, d->name);
 		}
-		c->park_retry = now_ns() + RESOLVE_RETRY_NS;
+		c->park_retry = xrxe_ctrli_now_ns() + RESOLVE_RETRY_NS;
 		return true;
 	}
 	if (ret == -EBADF)
@@ -1644,10 +1569,12 @@ uint64_t xrxe_ctrl_next_deadline(const struct xrxe_ctrl *ctrl)
 {
 	uint64_t t = UINT64_MAX;
 
+	uint64_t cm = xrxe_ctrli_cm_deadline(ctrl);
+
 	for (const struct conn *c = ctrl->conns; c; c = c->next)
 		if (c->park_msg && c->park_retry < t)
 			t = c->park_retry;
-	return t;
+	return cm < t ? cm : t;
 }
 
 void xrxe_ctrl_tick(struct xrxe_ctrl *ctrl, uint64_t now)
@@ -1667,6 +1594,7 @@ void xrxe_ctrl_tick(struct xrxe_ctrl *ctrl, uint64_t now)
 		ctrl->st.requests--;
 		handle_msg(c, c->park_msg, c->park_len, NULL, 0, false);
 	}
+	xrxe_ctrli_cm_tick(ctrl, now);
 }
 
 /* --- transport callbacks -------------------------------------------------- */
@@ -1806,6 +1734,12 @@ int xrxe_ctrl_open(const struct xrxe_ctrl_config *cfg, struct xrxe_ctrl **out)
 		xrxe_err("epoll: %s", strerror(errno));
 		goto err_unlink;
 	}
+	err = xrxe_ctrli_cm_open(ctrl);
+	if (err) {
+		xrxe_err("connection manager: %s", strerror(-err));
+		epoll_ctl(cfg->epfd, EPOLL_CTL_DEL, ctrl->ev.fd, NULL);
+		goto err_unlink;
+	}
 	*out = ctrl;
 	return 0;
 
@@ -1824,8 +1758,11 @@ void xrxe_ctrl_close(struct xrxe_ctrl *ctrl)
 {
 	if (!ctrl)
 		return;
+	/* librdmacm applications hear it before their connections go */
+	xrxe_ctrl_cm_device_removal(ctrl);
 	while (ctrl->conns)
 		conn_close(ctrl->conns, "daemon stopping");
+	xrxe_ctrli_cm_close(ctrl);
 	epoll_ctl(ctrl->cfg.epfd, EPOLL_CTL_DEL, ctrl->ev.fd, NULL);
 	close(ctrl->ev.fd);
 	unlink(ctrl->path);

@@ -16,6 +16,7 @@
 #ifndef XRXE_DAEMON_CTRL_H
 #define XRXE_DAEMON_CTRL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -58,6 +59,13 @@ void xrxe_ctrl_cq_event(struct xrxe_ctrl *ctrl, void *cq_user);
 void xrxe_ctrl_async_event(struct xrxe_ctrl *ctrl, enum ibv_event_type type, void *obj_user);
 /* Port events (PORT_ACTIVE, PORT_ERR, GID_CHANGE) to every connection. */
 void xrxe_ctrl_port_event(struct xrxe_ctrl *ctrl, enum ibv_event_type type);
+
+/* The connection manager (ctrl_cm.c). A MAD that arrived on QP1 (the
+ * transport's gsi_rx); DEVICE_REMOVAL to every CM ID (the daemon stops);
+ * `xrxe cm`'s report of IDs and counters. */
+void xrxe_ctrl_cm_rx(struct xrxe_ctrl *ctrl, const struct xrxe_pkt *pkt, uint64_t now);
+void xrxe_ctrl_cm_device_removal(struct xrxe_ctrl *ctrl);
+void xrxe_ctrl_cm_report(struct xrxe_ctrl *ctrl, FILE *out, bool json);
 
 struct xrxe_ctrl_stats {
 	uint32_t conns;

@@ -507,11 +507,21 @@ static void tp_async_event(void *user, enum ibv_event_type type, void *obj_user)
 		xrxe_ctrl_async_event(d->ctrl, type, obj_user);
 }
 
+/* QP1: connection management MADs go to the CM (ctrl_cm.c). */
+static void tp_gsi_rx(void *user, const struct xrxe_pkt *pkt)
+{
+	struct daemon *d = user;
+
+	if (d->ctrl)
+		xrxe_ctrl_cm_rx(d->ctrl, pkt, d->now);
+}
+
 static const struct xrxe_tp_ops tp_ops = {
 	.tx_reserve = tp_tx_reserve,
 	.tx_submit = tp_tx_submit,
 	.cq_event = tp_cq_event,
 	.async_event = tp_async_event,
+	.gsi_rx = tp_gsi_rx,
 };
 
 static void port_event(void *user, enum ibv_event_type ev)
@@ -848,6 +858,9 @@ static void daemon_stats(void *user, FILE *out, unsigned flags)
 	emit_u64(&e, "rx_drop_bad_opcode", tps.rx_drop_bad_opcode);
 	emit_u64(&e, "rx_drop_bad_av", tps.rx_drop_bad_av);
 	emit_u64(&e, "rx_drop_no_mcast", tps.rx_drop_no_mcast);
+	emit_u64(&e, "gsi_rx", tps.gsi_rx);
+	emit_u64(&e, "gsi_tx", tps.gsi_tx);
+	emit_u64(&e, "rx_drop_gsi", tps.rx_drop_gsi);
 	emit_u64(&e, "tx_no_buffer", tps.tx_no_buffer);
 	emit_u64(&e, "qps", tps.qps);
 	emit_u64(&e, "cqs", tps.cqs);

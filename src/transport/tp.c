@@ -129,6 +129,10 @@ void xrxe_tp_rx(struct xrxe_tp *tp, const struct xrxe_pkt *pkt, uint64_t now_ns)
 		xrxe_tpi_mcast_rx(tp, pkt);
 		return;
 	}
+	if (qpn == XRXE_GSI_QPN) {
+		xrxe_tpi_gsi_rx(tp, pkt);
+		return;
+	}
 	qp = xrxe_tpi_qp_lookup(tp, qpn);
 	xrxe_tpi_qp_rx(tp, qp, pkt);
 }

@@ -319,6 +319,7 @@ struct xrxe_tp {
 	struct xrxe_tp_config cfg;
 	uint64_t now; /* time of the call being served */
 	bool tx_blocked; /* tx_reserve said -ENOBUFS during this call */
+	uint32_t gsi_psn; /* QP1's next PSN (gsi.c) */
 	uint32_t max_mtu_enum;
 
 	struct xrxe_tp_qp **qpt; /* by QPN - XRXE_TP_QPN_BASE */
@@ -355,6 +356,8 @@ struct xrxe_tp {
 const char *xrxe_tpi_state_name(enum ibv_qp_state s);
 
 /* pd / mr / ah (mr.c) */
+/* gsi.c: a packet for QP1 */
+void xrxe_tpi_gsi_rx(struct xrxe_tp *tp, const struct xrxe_pkt *pkt);
 int xrxe_tpi_pd_get(struct xrxe_tp *tp, uint32_t pdn);
 void xrxe_tpi_pd_put(struct xrxe_tp *tp, uint32_t pdn);
 /* The MR for key, if it is registered, valid, in pdn, grants access and

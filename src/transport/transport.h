@@ -91,6 +91,11 @@ struct xrxe_tp_ops {
 	/* An asynchronous event (IBA 11.6.3): obj_user is the QP's, CQ's or
 	 * SRQ's user pointer. */
 	void (*async_event)(void *user, enum ibv_event_type type, void *obj_user);
+	/* A management datagram for QP1 (the GSI, IBA 13.5.1): a UD SEND_ONLY
+	 * to QPN 1 carrying the GSI Q_Key and at least a 256-byte MAD, P_Key
+	 * checked. The payload is pkt's (xrxe_pkt_copy_payload). Optional:
+	 * without it such packets are dropped as having no QP. */
+	void (*gsi_rx)(void *user, const struct xrxe_pkt *pkt);
 };
 
 struct xrxe_tp_config {
@@ -246,6 +251,12 @@ bool xrxe_tp_gid_is_mcast(const union ibv_gid *gid);
 
 /* --- Data path --------------------------------------------------------------- */
 
+/* Send a MAD from QP1 to QP1 of the peer at av (IBA 13.5.1: UD SEND_ONLY,
+ * DETH source QP 1 and the GSI Q_Key 0x80010000, P_Key 0xffff, the av's
+ * traffic class without ECN). len <= the path MTU. -ENOBUFS when no buffer
+ * is free (a datagram: the CM retransmits), -EINVAL for a bad av or len. */
+int xrxe_tp_gsi_send(struct xrxe_tp *tp, const struct xrxe_av *av, const void *mad, uint32_t len);
+
 /* A received packet that parsed and passed the ICRC check (src/wire). */
 void xrxe_tp_rx(struct xrxe_tp *tp, const struct xrxe_pkt *pkt, uint64_t now_ns);
 
@@ -294,6 +305,8 @@ struct xrxe_tp_stats {
 	uint64_t rx_drop_no_qp, rx_drop_bad_state, rx_drop_bad_pkey, rx_drop_bad_qkey,
 		rx_drop_bad_opcode, rx_drop_bad_av;
 	uint64_t rx_drop_no_mcast; /* multicast to a group no QP is attached to */
+	uint64_t gsi_rx, gsi_tx;   /* QP1 MADs handed to the CM / sent for it */
+	uint64_t rx_drop_gsi;      /* for QP1 but not a well-formed GSI datagram */
 	uint64_t tx_no_buffer; /* tx_reserve said -ENOBUFS */
 	uint32_t qps, cqs, mrs, pds, ahs, srqs, mcast_grps, mws;
 	/* congestion control */
