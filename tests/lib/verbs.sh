@@ -31,9 +31,24 @@ wait_listen() {
 	return 1
 }
 
+# wait_cm_listen NS PORT: until an RDMA CM listener on PORT exists in the
+# daemon of NS (librdmacm servers open no TCP socket): `xrxe cm --json`.
+wait_cm_listen() {
+	local i ifc=$IF_A
+	[ "$1" = "$NS_B" ] && ifc=$IF_B
+	for i in $(seq 200); do
+		"$XRXE_ROOT/$BUILD/bin/xrxe" cm "$ifc" --json 2>/dev/null |
+			grep -qE "\"state\": \"listen\", [^}]*:$2\"" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # pair DESC SERVER_NS CLIENT_NS PORT -- SERVER_ARGS -- CLIENT_ARGS
 # Runs the server in the background and the client in the foreground, both
 # through the shim with a timeout; ok if both exit 0. Logs are kept on failure.
+# The server is ready when $PAIR_WAIT NS PORT says so (default wait_listen: a
+# TCP listener; wait_cm_listen for librdmacm servers).
 pair() {
 	local desc=$1 sns=$2 cns=$3 port=$4
 	shift 4
@@ -45,7 +60,7 @@ pair() {
 	local log=$TMP/$(echo "$desc" | tr -c 'A-Za-z0-9_\n' '_')
 	ns_exec "$sns" timeout "$T" "${RUN[@]}" "${sargs[@]}" >"$log.server" 2>&1 &
 	local spid=$!
-	if ! wait_listen "$sns" "$port"; then
+	if ! "${PAIR_WAIT:-wait_listen}" "$sns" "$port"; then
 		kill "$spid" 2>/dev/null
 		wait "$spid" 2>/dev/null
 		tap_fail "$desc (server did not start)"
