@@ -156,9 +156,11 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/fuzz/%,$(FUZZ_SRCS))
 FUZZ_FLAGS := -std=gnu11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-D_GNU_SOURCE -Iinclude -Isrc
-$(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(WIRE_SRCS) $(UTIL_SRCS) include/xrxe/*.h
+# Of src/cm only the MAD codec: it is pure, the rest of the CM needs the transport.
+FUZZ_CM_SRCS := src/cm/mad.c
+$(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(WIRE_SRCS) $(UTIL_SRCS) $(FUZZ_CM_SRCS) include/xrxe/*.h src/cm/mad.h
 	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(WIRE_SRCS) $(UTIL_SRCS) -lisal
+	$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(WIRE_SRCS) $(UTIL_SRCS) $(FUZZ_CM_SRCS) -lisal
 
 TEST_BINS := $(UNIT_BINS) $(NET_BINS) $(VERBS_TEST_BINS) $(FUZZ_BINS)
 

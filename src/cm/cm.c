@@ -158,6 +158,13 @@ uint32_t xrxe_cmi_new_comm_id(struct xrxe_cm *cm)
 	}
 }
 
+uint64_t xrxe_cmi_own_tid(struct xrxe_cm *cm, struct xrxe_cm_id *id)
+{
+	while (!id->own_tid)
+		id->own_tid = cm->next_tid++;
+	return id->own_tid;
+}
+
 void xrxe_cmi_msg_init(struct xrxe_cm *cm, struct xrxe_cm_msg *msg, uint16_t attr, uint64_t tid)
 {
 	memset(msg, 0, sizeof(*msg));

@@ -15,10 +15,15 @@
 #define NS_PER_MS 1000000ull
 
 /* The kernel's rdma_cm values for RoCE (cma.c; docs/rdmacm.md): CM response
- * timeout 20 (4.096 us * 2^20 = 4.3 s), 15 CM retries, packet lifetime 16. */
+ * timeout 20 (4.096 us * 2^20 = 4.3 s), 15 CM retries, packet lifetime 18.
+ * 18, not the 16 of later kernels: the REQs of Linux 6.1 in
+ * tests/golden/rxe-cm.pcap carry Local ACK Timeout 19, which is
+ * cm_ack_timeout(rxe's CA ACK delay 15, 18); 16 would give 17. */
 #define CMA_CM_RESPONSE_TIMEOUT 20
 #define CMA_MAX_CM_RETRIES 15
-#define CMA_IBOE_PACKET_LIFETIME 16
+#define CMA_IBOE_PACKET_LIFETIME 18
+/* SIDR_REQ: the kernel's cma_resolve_ib_udp waits 1 << (20 - 8) ms a try. */
+#define CMA_SIDR_TIMEOUT_NS ((1ull << (CMA_CM_RESPONSE_TIMEOUT - 8)) * NS_PER_MS)
 /* RDMA_UDP_QKEY (rdma_cma.h): the Q_Key of UD IDs and multicast groups. */
 #define CMA_UDP_QKEY 0x01234567u
 /* Ephemeral ports, as the kernel's default ip_local_port_range. */
@@ -96,7 +101,8 @@ struct xrxe_cm_id {
 	uint32_t local_comm_id, remote_comm_id;
 	uint64_t remote_ca_guid;
 	uint64_t service_id;
-	uint64_t tid;
+	uint64_t tid;      /* of the exchange in progress: the REQ's, or the last DREQ's */
+	uint64_t own_tid;  /* of the messages this ID starts (REQ, SIDR_REQ, DREQ), 0 until then */
 	uint32_t seq_num;  /* our starting PSN: our receive queue's (the kernel's seq_num) */
 	uint32_t sq_psn;   /* the peer's starting PSN: our send queue's */
 	uint32_t local_qpn, remote_qpn;
@@ -137,6 +143,10 @@ struct xrxe_cm_id *xrxe_cmi_id_new(struct xrxe_cm *cm, uint32_t ps, enum ibv_qp_
 void xrxe_cmi_id_free(struct xrxe_cm *cm, struct xrxe_cm_id *id);
 struct xrxe_cm_id *xrxe_cmi_find_local(struct xrxe_cm *cm, uint32_t local_comm_id);
 uint32_t xrxe_cmi_new_comm_id(struct xrxe_cm *cm);
+/* The ID's own transaction ID, drawn at its first request: the kernel's
+ * cm_form_tid gives one per cm_id, so an active side's DREQ carries its
+ * REQ's TID (tests/golden/rxe-cm.pcap frames 1 and 40). */
+uint64_t xrxe_cmi_own_tid(struct xrxe_cm *cm, struct xrxe_cm_id *id);
 /* Build msg into id->mad and send it; with retry, resend until answered
  * (max_cm_retries tries of timeout_ns each). */
 void xrxe_cmi_send(struct xrxe_cm *cm, struct xrxe_cm_id *id, const struct xrxe_cm_msg *msg,

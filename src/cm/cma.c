@@ -55,6 +55,13 @@ static bool addr_covers(const struct xrxe_cm_id *id, const struct xrxe_cm_addr *
 	return addr_eq(b, a);
 }
 
+/* The kernel's afonly (rdma_bind_addr): IPv4 IDs are always family-only,
+ * IPv6 ones only with RDMA_OPTION_ID_AFONLY (bindv6only 0). */
+static bool afonly(const struct xrxe_cm_id *id, unsigned family)
+{
+	return family == AF_INET || id->afonly > 0;
+}
+
 static bool port_conflict(struct xrxe_cm *cm, const struct xrxe_cm_id *self,
 			  const struct xrxe_cm_addr *a, uint16_t port)
 {
@@ -66,13 +73,13 @@ static bool port_conflict(struct xrxe_cm *cm, const struct xrxe_cm_id *self,
 		 * ask for it and the other is not listening */
 		if (self->reuseaddr && o->reuseaddr && o->cma != CMA_LISTEN)
 			continue;
-		if (addr_any(&o->route.src) || addr_any(a) || addr_eq(&o->route.src, a)) {
-			/* different families only meet through an IPv6 wildcard */
-			if (o->route.src.family != a->family && !addr_any(&o->route.src) &&
-			    !addr_any(a))
-				continue;
+		/* two family-only bindings of different families never meet;
+		 * otherwise a wildcard meets everything, an address itself */
+		if (afonly(self, a->family) && afonly(o, o->route.src.family) &&
+		    o->route.src.family != a->family)
+			continue;
+		if (addr_any(&o->route.src) || addr_any(a) || addr_eq(&o->route.src, a))
 			return true;
-		}
 	}
 	return false;
 }
@@ -205,6 +212,15 @@ int xrxe_cm_addr_resolved(struct xrxe_cm *cm, struct xrxe_cm_id *id, const struc
 		err = xrxe_cm_bind(cm, id, &s);
 		if (err)
 			return err;
+	} else if (id->route.src.family != dst->family) {
+		return -EINVAL; /* the kernel's resolve_prepare_src */
+	} else if (addr_any(&id->route.src)) {
+		/* bound to a wildcard: the source is the address resolution
+		 * chose, the port stays (the kernel's addr_handler); a REQ from
+		 * 0.0.0.0 would reach no listener */
+		memcpy(id->route.src.addr, src->addr, sizeof(id->route.src.addr));
+		id->route.src.scope_id = src->scope_id;
+		xrxe_cmi_addr_to_gid(&id->route.src, &id->route.sgid);
 	}
 	id->route.dst = *dst;
 	xrxe_cmi_addr_to_gid(&id->route.dst, &id->route.dgid);
@@ -244,7 +260,10 @@ void xrxe_cmi_fill_path(struct xrxe_cm *cm, struct xrxe_cm_id *id)
 	p->mtu_selector = 2; /* exactly */
 	p->mtu = cm->cfg.max_path_mtu;
 	p->rate_selector = 2;
-	p->rate = 3; /* IB_RATE_10_GBPS */
+	/* IB_RATE_PORT_CURRENT: the kernel's iboe_get_rate for a link below
+	 * 10 Gb/s or of unknown speed (rxe-cm.pcap's REQs); we are not told
+	 * the link's speed, and the port's current rate is always right */
+	p->rate = 0;
 	p->packet_life_time_selector = 2;
 	p->packet_life_time = CMA_IBOE_PACKET_LIFETIME;
 	id->route.num_paths = 1;
@@ -259,6 +278,11 @@ int xrxe_cm_resolve_route(struct xrxe_cm *cm, struct xrxe_cm_id *id)
 	if (id->cma != CMA_ADDR_RESOLVED && id->cma != CMA_ROUTE_RESOLVED)
 		return -EINVAL;
 	xrxe_cmi_fill_path(cm, id);
+	/* RoCEv2 (the kernel's cma_get_roce_udp_flow_label, no IPv6 flow
+	 * info given): a hash of the IP ports, so each connection gets its
+	 * own UDP source port for ECMP; the REQ hands it to the peer */
+	id->route.path.flow_label = htobe32(((uint32_t)ntohs(id->route.src.port) * 31 +
+					     ntohs(id->route.dst.port)) & 0xfffff);
 	id->cma = CMA_ROUTE_RESOLVED;
 	xrxe_cmi_event_init(id, &ev, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
 	xrxe_cmi_emit(cm, id, &ev);

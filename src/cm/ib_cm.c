@@ -113,13 +113,15 @@ int xrxe_cmi_send_req(struct xrxe_cm *cm, struct xrxe_cm_id *id, const struct xr
 	id->remote_cm_response_timeout = CMA_CM_RESPONSE_TIMEOUT;
 	id->local_ack_timeout = ack_timeout(cm->cfg.ca_ack_delay, path->packet_life_time);
 
-	xrxe_cmi_msg_init(cm, &m, XRXE_CM_ATTR_REQ, 0);
+	xrxe_cmi_msg_init(cm, &m, XRXE_CM_ATTR_REQ, xrxe_cmi_own_tid(cm, id));
 	id->tid = m.hdr.tid;
 	m.hdr.attr_mod = id->ece_local.options;
 	r->local_comm_id = id->local_comm_id;
 	r->vendor_id = id->ece_local.vendor_id & 0xffffff;
 	r->service_id = id->service_id;
-	r->local_ca_guid = cm->cfg.node_guid;
+	/* the codec takes the GUID as a number; the config holds the
+	 * device's __be64 */
+	r->local_ca_guid = be64toh(cm->cfg.node_guid);
 	r->local_qpn = id->local_qpn;
 	r->responder_resources = id->responder_resources;
 	r->initiator_depth = id->initiator_depth;
@@ -144,7 +146,10 @@ int xrxe_cmi_send_req(struct xrxe_cm *cm, struct xrxe_cm_id *id, const struct xr
 	r->primary.traffic_class = path->traffic_class;
 	r->primary.hop_limit = path->hop_limit;
 	r->primary.sl = path->sl;
-	r->primary.subnet_local = 1;
+	/* IBA 12.7.11: set when the path stays in the subnet, i.e. needs no
+	 * router; the kernel's cm_format_req derives it from the hop limit
+	 * (0 for RoCE's 64, as every REQ in rxe-cm.pcap shows) */
+	r->primary.subnet_local = path->hop_limit <= 1;
 	r->primary.local_ack_timeout = id->local_ack_timeout;
 
 	h.ip_version = id->route.src.family == AF_INET6 ? 6 : 4;
@@ -170,7 +175,7 @@ int xrxe_cmi_send_sidr_req(struct xrxe_cm *cm, struct xrxe_cm_id *id,
 	id->service_id = xrxe_cma_service_id(id->ps, be16toh(id->route.dst.port));
 	id->max_cm_retries = CMA_MAX_CM_RETRIES;
 	id->remote_cm_response_timeout = CMA_CM_RESPONSE_TIMEOUT;
-	xrxe_cmi_msg_init(cm, &m, XRXE_CM_ATTR_SIDR_REQ, 0);
+	xrxe_cmi_msg_init(cm, &m, XRXE_CM_ATTR_SIDR_REQ, xrxe_cmi_own_tid(cm, id));
 	id->tid = m.hdr.tid;
 	m.sidr_req.request_id = id->local_comm_id;
 	m.sidr_req.pkey = 0xffff;
@@ -184,6 +189,9 @@ int xrxe_cmi_send_sidr_req(struct xrxe_cm *cm, struct xrxe_cm_id *id,
 	id->ib = IB_SIDR_REQ_SENT;
 	id->cma = CMA_CONNECT;
 	xrxe_cmi_send(cm, id, &m, true, now);
+	/* not a REQ's response timeout: the kernel's fixed SIDR wait */
+	id->timeout_ns = CMA_SIDR_TIMEOUT_NS;
+	id->deadline = now + id->timeout_ns;
 	return 0;
 }
 
@@ -361,6 +369,13 @@ static void rx_req(struct xrxe_cm *cm, const struct xrxe_av *av, const struct xr
 		reject_req(cm, av, msg, XRXE_CM_REJ_INVALID_SERVICE_ID);
 		return;
 	}
+	/* a listener takes requests for its own QP type (the kernel's
+	 * cma_ib_check_req_qp_type; its refusal becomes a consumer REJ) */
+	if (listener->qp_type != (req->transport_type == XRXE_CM_TRANSPORT_UC ? IBV_QPT_UC
+									  : IBV_QPT_RC)) {
+		reject_req(cm, av, msg, XRXE_CM_REJ_CONSUMER_DEFINED);
+		return;
+	}
 	id = xrxe_cmi_new_child(cm, listener, av, &h, &reason);
 	if (!id) {
 		reject_req(cm, av, msg, reason);
@@ -392,6 +407,13 @@ static void rx_req(struct xrxe_cm *cm, const struct xrxe_av *av, const struct xr
 	id->route.dgid = req->primary.local_gid;
 	xrxe_cmi_fill_path(cm, id);
 	id->route.path.mtu = id->path_mtu;
+	/* the path is the REQ's, seen from here (the kernel's
+	 * cm_format_paths_from_req): one flow label both ways, so both
+	 * directions take the same RoCE UDP source port */
+	id->route.path.flow_label = htobe32(req->primary.flow_label);
+	id->route.path.traffic_class = req->primary.traffic_class;
+	id->route.path.hop_limit = req->primary.hop_limit;
+	id->route.path.sl = req->primary.sl;
 	id->ib = IB_REQ_RCVD;
 
 	xrxe_cmi_event_init(id, &ev, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
@@ -418,9 +440,17 @@ static void rx_sidr_req(struct xrxe_cm *cm, const struct xrxe_av *av, const stru
 			cm->stats.drop_duplicate++;
 			return;
 		}
-	if (xrxe_cma_hdr_parse(req->private_data, XRXE_CM_SIDR_REQ_PRIVATE, &h) ||
-	    !(listener = xrxe_cmi_find_listener(cm, req->service_id, &h)) ||
-	    !(id = xrxe_cmi_new_child(cm, listener, av, &h, &reason))) {
+	id = NULL;
+	if (!xrxe_cma_hdr_parse(req->private_data, XRXE_CM_SIDR_REQ_PRIVATE, &h) &&
+	    (listener = xrxe_cmi_find_listener(cm, req->service_id, &h))) {
+		/* SIDR is for UD listeners (cma_ib_check_req_qp_type): others
+		 * reject it */
+		if (listener->qp_type != IBV_QPT_UD)
+			reason = XRXE_CM_REJ_CONSUMER_DEFINED;
+		else
+			id = xrxe_cmi_new_child(cm, listener, av, &h, &reason);
+	}
+	if (!id) {
 		if (!reason)
 			cm->stats.rej_no_listener++;
 		xrxe_cmi_msg_init(cm, &m, XRXE_CM_ATTR_SIDR_REP, msg->hdr.tid);
@@ -452,7 +482,9 @@ int xrxe_cmi_send_rep(struct xrxe_cm *cm, struct xrxe_cm_id *id, const struct xr
 	id->local_qpn = p->qp_num & 0xffffff;
 	id->responder_resources = p->responder_resources;
 	id->initiator_depth = p->initiator_depth;
-	id->rnr_retry_count = p->rnr_retry_count > 7 ? 7 : p->rnr_retry_count;
+	/* id->rnr_retry_count stays the REQ's: the RNR retry count a message
+	 * carries is for its receiver's QP (IBA 12.7.26; the kernel's
+	 * ib_send_cm_rep keeps cm_req_handler's) */
 	xrxe_cmi_msg_init(cm, &m, XRXE_CM_ATTR_REP, id->tid);
 	m.hdr.attr_mod = id->ece_local.options;
 	r->local_comm_id = id->local_comm_id;
@@ -464,9 +496,9 @@ int xrxe_cmi_send_rep(struct xrxe_cm *cm, struct xrxe_cm_id *id, const struct xr
 	r->initiator_depth = id->initiator_depth;
 	r->target_ack_delay = cm->cfg.ca_ack_delay;
 	r->flow_control = p->flow_control;
-	r->rnr_retry_count = id->rnr_retry_count;
+	r->rnr_retry_count = p->rnr_retry_count > 7 ? 7 : p->rnr_retry_count;
 	r->srq = p->srq;
-	r->local_ca_guid = cm->cfg.node_guid;
+	r->local_ca_guid = be64toh(cm->cfg.node_guid);
 	memcpy(r->private_data, p->private_data, p->private_data_len);
 	xrxe_cmi_child_settled(id);
 	id->ib = IB_REP_SENT;
@@ -551,6 +583,16 @@ static void rx_rej(struct xrxe_cm *cm, const struct xrxe_cm_msg *msg, uint64_t n
 	struct xrxe_cm_id *id = xrxe_cmi_find_local(cm, rej->remote_comm_id);
 	struct xrxe_cm_event_msg ev;
 
+	/* A REJ "timeout" comes from an active side that gave up before it
+	 * learnt our comm ID (its remote comm ID is 0): it names itself by its
+	 * own comm ID and, in the ARI, its CA GUID (IBA 12.6.7.2; the kernel's
+	 * cm_acquire_rejected_id) */
+	if (!id && rej->reason == XRXE_CM_REJ_TIMEOUT && rej->ari_length >= 8) {
+		uint64_t guid;
+
+		memcpy(&guid, rej->ari, sizeof(guid));
+		id = find_remote(cm, rej->local_comm_id, be64toh(guid));
+	}
 	if (!id) {
 		cm->stats.drop_unknown_id++;
 		return;
@@ -606,7 +648,7 @@ void xrxe_cmi_send_dreq(struct xrxe_cm *cm, struct xrxe_cm_id *id, uint64_t now)
 {
 	struct xrxe_cm_msg m;
 
-	xrxe_cmi_msg_init(cm, &m, XRXE_CM_ATTR_DREQ, 0);
+	xrxe_cmi_msg_init(cm, &m, XRXE_CM_ATTR_DREQ, xrxe_cmi_own_tid(cm, id));
 	id->tid = m.hdr.tid;
 	m.dreq.local_comm_id = id->local_comm_id;
 	m.dreq.remote_comm_id = id->remote_comm_id;
@@ -615,7 +657,8 @@ void xrxe_cmi_send_dreq(struct xrxe_cm *cm, struct xrxe_cm_id *id, uint64_t now)
 	xrxe_cmi_send(cm, id, &m, true, now);
 }
 
-void xrxe_cmi_send_drep(struct xrxe_cm *cm, struct xrxe_cm_id *id, uint64_t now)
+/* A DREP for the DREQ of TID id->tid; no state change. */
+static void drep_out(struct xrxe_cm *cm, struct xrxe_cm_id *id, uint64_t now)
 {
 	struct xrxe_cm_msg m;
 
@@ -623,6 +666,11 @@ void xrxe_cmi_send_drep(struct xrxe_cm *cm, struct xrxe_cm_id *id, uint64_t now)
 	m.drep.local_comm_id = id->local_comm_id;
 	m.drep.remote_comm_id = id->remote_comm_id;
 	xrxe_cmi_send(cm, id, &m, false, now);
+}
+
+void xrxe_cmi_send_drep(struct xrxe_cm *cm, struct xrxe_cm_id *id, uint64_t now)
+{
+	drep_out(cm, id, now);
 	xrxe_cmi_enter_timewait(cm, id, now);
 }
 
@@ -667,9 +715,13 @@ static void rx_dreq(struct xrxe_cm *cm, const struct xrxe_av *av, const struct x
 		xrxe_cmi_send_drep(cm, id, now);
 		break;
 	case IB_TIMEWAIT:
-		/* our DREP was lost */
+		/* our DREP was lost, or we came here by our own DREQ and its
+		 * DREP and this DREQ crossed them: either way a DREP answers it,
+		 * built afresh as the kernel's cm_dreq_handler does (what we
+		 * sent last may be our DREQ) */
 		cm->stats.drop_duplicate++;
-		xrxe_cmi_resend(cm, id);
+		drep_out(cm, id, now);
+		cm->stats.mad_resent++;
 		return;
 	case IB_DREQ_RCVD:
 		cm->stats.drop_duplicate++;
@@ -710,7 +762,9 @@ void xrxe_cmi_send_rej(struct xrxe_cm *cm, struct xrxe_cm_id *id, uint16_t reaso
 
 	xrxe_cmi_msg_init(cm, &m, XRXE_CM_ATTR_REJ, id->tid);
 	m.hdr.attr_mod = reason == XRXE_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED ? id->ece_local.options : 0;
-	m.rej.local_comm_id = id->local_comm_id;
+	/* a request we never answered has not seen our comm ID: the kernel's
+	 * cm_format_rej sends 0 then (the REJ is matched by the REQ's) */
+	m.rej.local_comm_id = id->ib == IB_REQ_RCVD ? 0 : id->local_comm_id;
 	m.rej.remote_comm_id = id->remote_comm_id;
 	m.rej.message_rejected = ref_of(id->ib);
 	m.rej.reason = reason;
@@ -762,9 +816,10 @@ void xrxe_cmi_timeout(struct xrxe_cm *cm, struct xrxe_cm_id *id, uint64_t now)
 	id->deadline = UINT64_MAX;
 	switch (id->ib) {
 	case IB_DREQ_SENT:
-		/* the peer is gone: leave anyway */
+		/* the peer is gone: leave anyway (the kernel's cma reports
+		 * IB_CM_DREQ_ERROR as DISCONNECTED, -ETIMEDOUT) */
 		xrxe_cmi_enter_timewait(cm, id, now);
-		xrxe_cmi_event_init(id, &ev, RDMA_CM_EVENT_DISCONNECTED, 0);
+		xrxe_cmi_event_init(id, &ev, RDMA_CM_EVENT_DISCONNECTED, -ETIMEDOUT);
 		break;
 	case IB_REQ_SENT:
 	case IB_MRA_REQ_RCVD:

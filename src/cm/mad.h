@@ -14,7 +14,9 @@
  * 16.7): the length, base version 1, class 0x07, class version 2, a method
  * the CM uses (SEND), an attribute it knows; a failure gives its reason, for
  * the counted drop. xrxe_cm_mad_build() writes a MAD whose reserved bits are
- * zero; parse(build(m)) == m for every message.
+ * zero, and drops member bits beyond a field's width; parse(build(m)) == m
+ * for every message whose members fit their fields, and build(parse(mad)) is
+ * the MAD with its reserved bits cleared (byte for byte the kernel's MADs).
  */
 #ifndef XRXE_CM_MAD_H
 #define XRXE_CM_MAD_H

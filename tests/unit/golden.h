@@ -12,6 +12,7 @@
 
 #define XRXE_GOLDEN_MAIN "rxe-golden.pcap"         /* 168 frames, IPv4 */
 #define XRXE_GOLDEN_LOSS "rxe-ipv6-rnr-loss.pcap"  /* 4792 frames, IPv4 + IPv6 */
+#define XRXE_GOLDEN_CM "rxe-cm.pcap"              /* 193 frames, kernel rdma_cm MADs + traffic */
 
 struct xrxe_golden_frame {
 	uint8_t *data;
