@@ -48,7 +48,9 @@ wait_cm_listen() {
 # Runs the server in the background and the client in the foreground, both
 # through the shim with a timeout; ok if both exit 0. Logs are kept on failure.
 # The server is ready when $PAIR_WAIT NS PORT says so (default wait_listen: a
-# TCP listener; wait_cm_listen for librdmacm servers).
+# TCP listener; wait_cm_listen for librdmacm servers). With PAIR_SERVER_STAYS
+# set, the server is one that never exits (cmtime): it must still run when
+# the client is done, and is then stopped.
 pair() {
 	local desc=$1 sns=$2 cns=$3 port=$4
 	shift 4
@@ -69,8 +71,22 @@ pair() {
 	fi
 	ns_exec "$cns" timeout "$T" "${RUN[@]}" "${cargs[@]}" >"$log.client" 2>&1
 	local crc=$?
-	wait "$spid"
-	local src=$?
+	local src
+	if [ -n "${PAIR_SERVER_STAYS:-}" ]; then
+		# a server that serves until killed (cmtime): it must still be
+		# there when the client is done
+		if kill -0 "$spid" 2>/dev/null; then
+			src=0
+			pkill -TERM -P "$spid" 2>/dev/null
+			kill "$spid" 2>/dev/null
+		else
+			src=1
+		fi
+		wait "$spid" 2>/dev/null
+	else
+		wait "$spid"
+		src=$?
+	fi
 	if [ $crc -eq 0 ] && [ $src -eq 0 ]; then
 		tap_ok "$desc"
 		# The client's report (perftest's table, pingpong's rate), as comments.

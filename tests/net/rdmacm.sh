@@ -73,8 +73,9 @@ for fam in 4 6; do
 		pair "rdma_server / rdma_client ($tag)" "$NS_A" "$CNS" $PORT -- \
 			rdma_server -s "$SRV" -p $PORT -- \
 			rdma_client -s "$SRV" -p $PORT
+		# cmtime's server serves until it is killed (as with the kernel)
 		next_port
-		pair "cmtime: 100 connections ($tag)" "$NS_A" "$CNS" $PORT -- \
+		PAIR_SERVER_STAYS=1 pair "cmtime: 100 connections ($tag)" "$NS_A" "$CNS" $PORT -- \
 			cmtime -b "$SRV" -p $PORT -c 100 -- \
 			cmtime -s "$SRV" -b "$CLI" -p $PORT -c 100
 	done

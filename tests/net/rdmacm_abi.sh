@@ -218,9 +218,8 @@ fi
 source "$XRXE_ROOT/tests/lib/netns.sh"
 trap 'rm -rf "$TMP"; netns_cleanup' EXIT
 netns_reap_stale
-netns_pair 43 1500
+netns_pair 45 1500
 ns_bg "$NS_A" bash -c "exec '$XRXED' -m skb '$IF_A' >'$TMP/xrxed-a.log' 2>&1"
-PID_A=$NETNS_LAST_PID
 ns_bg "$NS_B" bash -c "exec '$XRXED' -m skb '$IF_B' >'$TMP/xrxed-b.log' 2>&1"
 PID_B=$NETNS_LAST_PID
 for _ in $(seq 100); do
@@ -267,7 +266,8 @@ cm_pair() {
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do sargs+=("$1"); shift; done
 	shift
 	cargs=("$@")
-	local log=$TMP/$(echo "$desc" | tr -c 'A-Za-z0-9_\n' '_')
+	local log
+	log=$TMP/$(echo "$desc" | tr -c 'A-Za-z0-9_\n' '_')
 	# ip itself in the background (not the ns_exec function's subshell), so
 	# that $! is timeout's pid and a kill reaches the server.
 	ip netns exec "$NS_B" timeout "$T" "${sargs[@]}" >"$log.server" 2>&1 &
@@ -360,6 +360,8 @@ ns_exec "$NS_B" timeout "$T" rping -s -a "$IP4_B" -p 7479 -C 1 >"$TMP/rm.server"
 spid=$!
 wait_cm_listen "$NS_B" "$IF_B" 7479
 { kill -KILL "$PID_B"; wait "$PID_B"; } 2>/dev/null
+# A killed daemon leaves its socket and lock behind (stale: refused, never listed).
+rm -f "/run/xrxe/$IF_B.sock" "/run/xrxe/$IF_B.lock"
 wait "$spid"
 src=$?
 if ! crashed $src && grep -q 'device removal' "$TMP/rm.server"; then
