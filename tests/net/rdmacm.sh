@@ -65,10 +65,10 @@ for fam in 4 6; do
 		pair "ucmatose: 4 connections x 20 messages of 1000 B ($tag)" "$NS_A" "$CNS" $PORT -- \
 			ucmatose -b "$SRV" -p $PORT -c 4 -C 20 -S 1000 -- \
 			ucmatose -s "$SRV" -b "$CLI" -p $PORT -c 4 -C 20 -S 1000
-		next_port
-		pair "udaddy: SIDR, 2 UD endpoints x 10 datagrams ($tag)" "$NS_A" "$CNS" $PORT -- \
-			udaddy -b "$SRV" -p $PORT -c 2 -C 10 -S 256 -- \
-			udaddy -s "$SRV" -b "$CLI" -p $PORT -c 2 -C 10 -S 256
+		# udaddy has no port option (-p is the port space): always 7174
+		pair "udaddy: SIDR, 2 UD endpoints x 10 datagrams ($tag)" "$NS_A" "$CNS" 7174 -- \
+			udaddy -b "$SRV" -c 2 -C 10 -S 256 -- \
+			udaddy -s "$SRV" -b "$CLI" -c 2 -C 10 -S 256
 		next_port
 		pair "rdma_server / rdma_client ($tag)" "$NS_A" "$CNS" $PORT -- \
 			rdma_server -s "$SRV" -p $PORT -- \
@@ -84,10 +84,14 @@ done
 # perftest over rdma_cm (-R): the connection is set up by the CM, not TCP
 for spec in "ib_send_bw -s 65536 -n 200" "ib_read_bw -s 65536 -n 200" "ib_write_lat -s 64 -n 1000"; do
 	read -r -a cmd <<<"$spec"
-	next_port
-	pair "${cmd[0]} -R (${spec#* }) across" "$NS_A" "$NS_B" $PORT -- \
-		"${cmd[@]}" -R -F -p $PORT -- \
-		"${cmd[@]}" -R -F -p $PORT "$IP4_A"
+	for where in across loopback; do
+		CNS=$NS_B
+		[ $where = loopback ] && CNS=$NS_A
+		next_port
+		pair "${cmd[0]} -R (${spec#* }) $where" "$NS_A" "$CNS" $PORT -- \
+			"${cmd[@]}" -R -F -p $PORT -- \
+			"${cmd[@]}" -R -F -p $PORT "$IP4_A"
+	done
 done
 
 # a connect to a port nobody listens on: rejected at once (REJ "invalid
