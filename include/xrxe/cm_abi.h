@@ -27,10 +27,14 @@
  * XRXE_CM_CHANNEL_BACKLOG; beyond it the channel is marked overrun and the
  * event dropped and counted), so nothing is lost while the application reads.
  * An event names its ID by (channel cookie, ID handle); the library maps that
- * back to its rdma_cm_id. When the daemon stops cleanly it sends
- * RDMA_CM_EVENT_DEVICE_REMOVAL for every ID first; when it dies, the library
- * sees its control connection fail (or end of file on a channel it alone
- * served) and reports DEVICE_REMOVAL itself.
+ * back to its rdma_cm_id. Handles carry a generation that changes when a slot
+ * is reused, so an event still queued for a destroyed ID names no live one
+ * and is dropped by the library. The daemon sets O_NONBLOCK on the channel
+ * end it receives; the library keeps its own end (to register the channel
+ * with further daemons), so it never sees end of file there. When the daemon
+ * stops cleanly it sends RDMA_CM_EVENT_DEVICE_REMOVAL for every ID first;
+ * when it dies, the library sees its control connection fail (it watches
+ * those while it waits for events) and reports DEVICE_REMOVAL itself.
  */
 #ifndef XRXE_CM_ABI_H
 #define XRXE_CM_ABI_H
@@ -142,9 +146,11 @@ struct xrxe_ctrl_cm_bind {
 	struct xrxe_cm_addr addr;
 };
 
-/* CM_RESOLVE_ADDR: src may be unset (family 0: the library already chose
- * the source address and bound the ID, or the daemon picks its interface's
- * address of dst's family). Answers at once; the outcome is an event:
+/* CM_RESOLVE_ADDR: src may be unset (family 0: the address the ID is bound
+ * to, or the daemon picks its interface's address of dst's family); a src
+ * given wins over a wildcard binding, whose port is kept. A loopback dst is
+ * the library's to map to the device's own address. Answers at once; the
+ * outcome is an event:
  * ADDR_RESOLVED (neighbour resolved, route filled with addresses and GIDs)
  * or ADDR_ERROR (status -EHOSTUNREACH, -ETIMEDOUT after timeout_ms). */
 struct xrxe_ctrl_cm_resolve_addr {
@@ -185,7 +191,9 @@ struct xrxe_ctrl_cm_connect {
 
 /* CM_REJECT: REJ (reason IB_CM_REJ_CONSUMER_DEFINED 28, or
  * IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED 35 with rdma_reject_ece) or a
- * SIDR_REP with status "rejected". */
+ * SIDR_REP with status "rejected". Valid on a connect request not yet
+ * accepted, and on the active side after CONNECT_RESPONSE (the library could
+ * not bring its QP to RTR/RTS: CONNECT_ERROR). */
 struct xrxe_ctrl_cm_reject {
 	struct xrxe_ctrl_hdr hdr;
 	uint32_t handle;
