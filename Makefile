@@ -214,6 +214,7 @@ install: all
 	install -m 0755 $(BUILD)/bin/xrxed $(DESTDIR)$(PREFIX)/sbin/xrxed
 	install -m 0755 $(BUILD)/bin/xrxe-impair $(DESTDIR)$(PREFIX)/sbin/xrxe-impair
 	install -D -m 0755 $(BUILD)/lib/xrxe/libibverbs.so.1 $(DESTDIR)$(PREFIX)/lib/xrxe/libibverbs.so.1
+	install -D -m 0755 $(BUILD)/lib/xrxe/librdmacm.so.1 $(DESTDIR)$(PREFIX)/lib/xrxe/librdmacm.so.1
 
 clean:
 	rm -rf build build-san
