@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * `xrxe run -- PROG [ARGS...]`: run an unmodified rdma-core program on the
- * xrxe verbs shim. The dynamic loader picks libibverbs.so.1 from
- * LD_LIBRARY_PATH before the system path (rdma-core clients carry no RPATH,
- * ref/verbs-abi.md §2), so prepending the shim's directory is all it takes.
+ * xrxe shims. The dynamic loader picks libibverbs.so.1 and librdmacm.so.1
+ * from LD_LIBRARY_PATH before the system path (rdma-core clients carry no
+ * RPATH, docs/verbs-shim.md), so prepending the shims' directory is all it
+ * takes.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -17,19 +18,21 @@
 
 static const char run_help[] =
 	"NAME\n"
-	"    xrxe run - run an unmodified verbs program on xrxe\n"
+	"    xrxe run - run an unmodified verbs or librdmacm program on xrxe\n"
 	"\n"
 	"SYNOPSIS\n"
 	"    xrxe run [--shim-dir DIR] [--] PROG [ARGS...]\n"
 	"\n"
 	"DESCRIPTION\n"
-	"    Runs PROG with the xrxe verbs shim (a drop-in libibverbs.so.1) ahead of\n"
-	"    rdma-core's on LD_LIBRARY_PATH. PROG then sees one verbs device, xrxe_IFACE,\n"
-	"    per running xrxed(8) daemon. Use '--' when PROG's own options could be\n"
-	"    taken for xrxe's.\n"
+	"    Runs PROG with the xrxe shims (drop-in libibverbs.so.1 and librdmacm.so.1)\n"
+	"    ahead of rdma-core's on LD_LIBRARY_PATH. PROG then sees one verbs device,\n"
+	"    xrxe_IFACE, per running xrxed(8) daemon in its network namespace, and its\n"
+	"    rdma_cm calls go to those daemons' connection managers. Use '--' when\n"
+	"    PROG's own options could be taken for xrxe's.\n"
 	"\n"
 	"OPTIONS\n"
-	"    --shim-dir DIR  the directory holding the shim's libibverbs.so.1\n"
+	"    --shim-dir DIR  the directory holding the shims' libibverbs.so.1 and\n"
+	"                    librdmacm.so.1\n"
 	"                    (default: ../lib/xrxe next to the xrxe binary, or\n"
 	"                    $XRXE_SHIM_DIR when set)\n"
 	"    -h, --help      show this page\n"
@@ -40,7 +43,9 @@ static const char run_help[] =
 	"EXAMPLES\n"
 	"    xrxe run -- ibv_devices\n"
 	"    xrxe run -- ibv_rc_pingpong -g 1 10.0.0.2\n"
-	"    xrxe run -- ib_write_bw -s 65536\n";
+	"    xrxe run -- ib_write_bw -s 65536\n"
+	"    xrxe run -- rping -s -a 10.0.0.1 -v\n"
+	"    xrxe run -- ib_send_bw -R 10.0.0.1\n";
 
 /* <dir of /proc/self/exe>/../lib/xrxe */
 static int default_shim_dir(char *buf, size_t len)
