@@ -132,7 +132,7 @@ $(BUILD)/tests/unit/%: $(call obj,tests/unit/%.c $(UNIT_HELPERS)) $(LIB_CM) $(LI
 # tests/net/*.c: helper programs the network tests drive.
 NET_SRCS := $(wildcard tests/net/*.c)
 NET_BINS := $(patsubst tests/net/%.c,$(BUILD)/tests/net/%,$(NET_SRCS))
-$(BUILD)/tests/net/%: $(call obj,tests/net/%.c) $(LIB_DAEMON) $(LIB_WIRE)
+$(BUILD)/tests/net/%: $(call obj,tests/net/%.c) $(LIB_DAEMON) $(LIB_CM) $(LIB_WIRE)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lpcap $(LIBS_DAEMON) $(LIBS_WIRE)
 
