@@ -19,3 +19,9 @@ if [ "$(id -u)" -eq 0 ] && [ -x tests/bench/verbs.sh ]; then
 	echo "== perftest over xrxe (xrxed in both namespaces) beside the raw limits of the same pair"
 	tests/bench/verbs.sh
 fi
+
+if [ "$(id -u)" -eq 0 ] && [ -x tests/bench/cm.sh ]; then
+	echo
+	echo "== RDMA CM: cmtime conn/s, kernel rdma_cm over rxe vs xrxe in one QEMU guest; the CM handshake against a UDP round trip"
+	tests/bench/cm.sh
+fi
