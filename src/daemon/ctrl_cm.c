@@ -35,10 +35,34 @@
  * gives; 0 would time out at once, so give ARP a moment. */
 #define RESOLVE_DEFAULT_MS 2000
 #define RESOLVE_RETRY_NS (5ull * 1000 * 1000)
+/* Each attempt costs two netlink round trips (route, neighbour), and a client
+ * may leave thousands of IDs waiting for an address nobody answers ARP for,
+ * each with a timeout of its choosing. The loop keeps its time for frames and
+ * other clients: at most RESOLVE_BATCH attempts per tick, and each ID retries
+ * only as often as their number allows (RESOLVE_PER_ID_NS of period per
+ * waiting ID: some 5000 attempts a second in all), at least every 5 ms. */
+#define RESOLVE_BATCH 16
+#define RESOLVE_PER_ID_NS (200ull * 1000)
+
+/* A channel's entry in the daemon's epoll set (EPOLLOUT while events
+ * wait). The event loop dispatches a batch of ready fds at a time, so the
+ * channel's EPOLLOUT (or the EPOLLHUP of an application that died) can still
+ * be in the batch after an earlier entry destroyed the channel -- its
+ * connection hanging up first is what a killed process does when its control
+ * socket is its newest fd. epoll's data.ptr must outlive the channel: these
+ * records are kept in a pool, never freed while the CM runs; a destroyed
+ * channel's record goes back with ch NULL, and a late event finds no channel
+ * (or, once reused, a channel whose flush is harmless). */
+struct chan_src {
+	struct xrxe_evsrc ev; /* first: the loop's pointer is this record's */
+	struct obj_cm_channel *ch;
+	struct chan_src *next; /* in the pool */
+};
+static struct chan_src *chan_src_pool;
 
 struct obj_cm_channel {
 	struct obj o;
-	struct xrxe_evsrc ev; /* EPOLLOUT while events wait */
+	struct chan_src *src;
 	uint64_t cookie;
 	uint32_t refs; /* IDs using it */
 	struct xrxe_cm_event_msg *q; /* queued events, a ring of qcap */
@@ -63,11 +87,11 @@ struct obj_cm_id {
 static void channel_watch(struct obj_cm_channel *ch, bool on)
 {
 	struct xrxe_ctrl *ctrl = ch->o.conn->ctrl;
-	struct epoll_event ev = { .events = EPOLLOUT, .data.ptr = &ch->ev };
+	struct epoll_event ev = { .events = EPOLLOUT, .data.ptr = &ch->src->ev };
 
 	if (on == ch->watching)
 		return;
-	if (epoll_ctl(ctrl->cfg.epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, ch->ev.fd, &ev) == 0 ||
+	if (epoll_ctl(ctrl->cfg.epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, ch->src->ev.fd, &ev) == 0 ||
 	    !on)
 		ch->watching = on;
 }
@@ -75,7 +99,7 @@ static void channel_watch(struct obj_cm_channel *ch, bool on)
 /* 0 sent, -EAGAIN full, other -errno: the application closed its end. */
 static int channel_write(struct obj_cm_channel *ch, const struct xrxe_cm_event_msg *ev)
 {
-	if (send(ch->ev.fd, ev, sizeof(*ev), MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof(*ev))
+	if (send(ch->src->ev.fd, ev, sizeof(*ev), MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof(*ev))
 		return 0;
 	return errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS ? -EAGAIN : -errno;
 }
@@ -101,11 +125,33 @@ static void channel_flush(struct obj_cm_channel *ch)
 
 static void channel_event(struct xrxe_evsrc *src, uint32_t events)
 {
-	struct obj_cm_channel *ch = (struct obj_cm_channel *)((char *)src -
-							      offsetof(struct obj_cm_channel, ev));
+	struct chan_src *s = (struct chan_src *)src;
 
 	(void)events;
-	channel_flush(ch);
+	if (s->ch) /* else destroyed earlier in this batch */
+		channel_flush(s->ch);
+}
+
+static struct chan_src *chan_src_get(void)
+{
+	struct chan_src *s = chan_src_pool;
+
+	if (s)
+		chan_src_pool = s->next;
+	else if (!(s = calloc(1, sizeof(*s))))
+		return NULL;
+	s->ev.fn = channel_event;
+	s->ev.fd = -1;
+	s->next = NULL;
+	return s;
+}
+
+static void chan_src_put(struct chan_src *s)
+{
+	s->ch = NULL;
+	s->ev.fd = -1;
+	s->next = chan_src_pool;
+	chan_src_pool = s;
 }
 
 static void channel_send(struct obj_cm_channel *ch, const struct xrxe_cm_event_msg *ev)
@@ -230,6 +276,13 @@ void xrxe_ctrli_cm_close(struct xrxe_ctrl *ctrl)
 {
 	xrxe_cm_destroy(ctrl->cm);
 	ctrl->cm = NULL;
+	/* every connection is closed: no channel and no batch is left */
+	while (chan_src_pool) {
+		struct chan_src *s = chan_src_pool;
+
+		chan_src_pool = s->next;
+		free(s);
+	}
 }
 
 /* --- QP1 and time (from the event loop, through ctrl.h) ---------------------- */
@@ -303,17 +356,28 @@ uint64_t xrxe_ctrli_cm_deadline(const struct xrxe_ctrl *ctrl)
 void xrxe_ctrli_cm_tick(struct xrxe_ctrl *ctrl, uint64_t now)
 {
 	struct obj_cm_id *o, *next;
+	uint64_t every = RESOLVE_RETRY_NS, waiting = 0;
+	unsigned tried = 0;
 
 	if (!ctrl->cm)
 		return;
-	for (o = ctrl->cm_resolving; o; o = next) {
+	for (o = ctrl->cm_resolving; o; o = o->rnext)
+		waiting++;
+	if (waiting * RESOLVE_PER_ID_NS > every)
+		every = waiting * RESOLVE_PER_ID_NS;
+	/* IDs left due are tried at the next tick, which is then due at once */
+	for (o = ctrl->cm_resolving; o && tried < RESOLVE_BATCH; o = next) {
 		next = o->rnext;
 		if (o->resolve_retry > now)
 			continue;
-		if (resolve_try(ctrl, o, now) == -EAGAIN)
-			o->resolve_retry = now + RESOLVE_RETRY_NS;
-		else
+		tried++;
+		if (resolve_try(ctrl, o, now) == -EAGAIN) {
+			/* not past the timeout, which the next try reports */
+			o->resolve_retry = now + every < o->resolve_deadline ? now + every
+									     : o->resolve_deadline;
+		} else {
 			resolve_done(ctrl, o);
+		}
 	}
 	xrxe_cm_tick(ctrl->cm, now);
 }
@@ -345,7 +409,8 @@ int xrxe_ctrli_destroy_cm_obj(struct obj *obj)
 		if (ch->refs)
 			return -EBUSY;
 		channel_watch(ch, false);
-		close(ch->ev.fd);
+		close(ch->src->ev.fd);
+		chan_src_put(ch->src);
 		free(ch->q);
 		xrxe_ctrli_obj_free(obj);
 		return 0;
@@ -404,8 +469,13 @@ int xrxe_ctrli_op_cm_create_channel(struct conn *c, const void *req, int *fds, s
 	ch = xrxe_ctrli_obj_new(c, OBJ_CM_CHANNEL, sizeof(*ch), &err);
 	if (!ch)
 		return err;
-	ch->ev.fd = fds[0];
-	ch->ev.fn = channel_event;
+	ch->src = chan_src_get();
+	if (!ch->src) {
+		xrxe_ctrli_obj_free(&ch->o);
+		return -ENOMEM;
+	}
+	ch->src->ch = ch;
+	ch->src->ev.fd = fds[0];
 	ch->cookie = m->cookie;
 	fds[0] = -1;
 	rep->handle = ch->o.handle;
