@@ -31,11 +31,30 @@ socklen_t cm_sa_len(const struct sockaddr *sa)
 
 bool cm_sa_is_any(const struct sockaddr *sa)
 {
+	/* The kernel's cma_zero_addr: all of 0.0.0.0/8, not just INADDR_ANY. */
 	if (sa->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 0;
 	if (sa->sa_family == AF_INET6)
 		return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
 	return false;
+}
+
+bool cm_sa_is_wild(const struct sockaddr *sa)
+{
+	return cm_sa_is_any(sa) || cm_sa_is_loopback(sa);
+}
+
+void cm_sa_to_wildcard(struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET) {
+		((struct sockaddr_in *)ss)->sin_addr.s_addr = htonl(INADDR_ANY);
+	} else if (ss->ss_family == AF_INET6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+		in6->sin6_addr = in6addr_any;
+		in6->sin6_scope_id = 0;
+		in6->sin6_flowinfo = 0;
+	}
 }
 
 uint16_t cm_sa_port(const struct sockaddr *sa)
@@ -163,12 +182,11 @@ bool cm_sa_is_local(const struct sockaddr *sa)
 
 bool cm_sa_is_loopback(const struct sockaddr *sa)
 {
+	/* The kernel's cma_loopback_addr: 127.0.0.0/8 and ::1 (not
+	 * ::ffff:127.0.0.1, which it routes like any IPv6 address). */
 	if (sa->sa_family == AF_INET)
 		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-	if (sa->sa_family == AF_INET6) {
-		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
-
-		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
-	}
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
 	return false;
 }

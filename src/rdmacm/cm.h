@@ -126,7 +126,16 @@ bool cm_dev_hung_up(struct cm_dev *dev);
 /* sizeof the sockaddr for AF_INET/AF_INET6, else 0 (AF_IB is not supported:
  * stock answers the same when the kernel lacks AF_IB). */
 socklen_t cm_sa_len(const struct sockaddr *sa);
+/* 0.0.0.0/8, :: (the kernel's cma_zero_addr) */
 bool cm_sa_is_any(const struct sockaddr *sa);
+/* A zero or loopback address: the kernel's cma_any_addr. Such an address
+ * names no device: rdma_bind_addr to it binds on none (a listener on it
+ * hears what one on its family's wildcard would), and
+ * rdma_resolve_addr to it loops back on the ID's device or the first. */
+bool cm_sa_is_wild(const struct sockaddr *sa);
+/* The daemon's form of a wild address: its family's wildcard, same port
+ * (the daemon binds and listens on wildcards and its own addresses only). */
+void cm_sa_to_wildcard(struct sockaddr_storage *ss);
 uint16_t cm_sa_port(const struct sockaddr *sa); /* network order */
 void cm_sa_set_port(struct sockaddr *sa, uint16_t port_be);
 /* The RoCEv2 GID of an IP address (IPv4-mapped for AF_INET). */
@@ -138,7 +147,7 @@ int cm_addr_to_sa(const struct xrxe_cm_addr *a, struct sockaddr_storage *ss);
 int cm_route_src(const struct sockaddr *dst, struct sockaddr_storage *src);
 /* Is addr assigned to an interface of this network namespace? */
 bool cm_sa_is_local(const struct sockaddr *sa);
-/* 127.0.0.0/8, ::1, ::ffff:127.0.0.0/104 */
+/* 127.0.0.0/8, ::1 (the kernel's cma_loopback_addr) */
 bool cm_sa_is_loopback(const struct sockaddr *sa);
 
 /* --- event channels (channel.c) --------------------------------------------- */

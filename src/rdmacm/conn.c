@@ -10,6 +10,7 @@
  */
 #include "rdmacm/cm.h"
 
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,6 +195,8 @@ int rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 		return cm_err(-ret);
 	req.ece.vendor_id = id->local_ece.vendor_id;
 	req.ece.options = id->local_ece.options;
+	cm_dbg("connect: handle %u, port %u to port %u", a->handle,
+	       ntohs(rdma_get_src_port(rid)), ntohs(rdma_get_dst_port(rid)));
 	ret = cm_call(a->dev, XRXE_CTRL_CM_CONNECT, &req, sizeof(req), NULL, 0, NULL, 0);
 	if (ret)
 		return cm_err(-ret);
@@ -248,6 +251,7 @@ int rdma_accept(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 	/* The answer keeps the requester's vendor ID (stock's rule). */
 	req.ece.vendor_id = id->remote_ece.vendor_id;
 	req.ece.options = id->local_ece.options;
+	cm_dbg("accept: handle %u", a->handle);
 	ret = cm_call(a->dev, XRXE_CTRL_CM_ACCEPT, &req, sizeof(req), NULL, 0, NULL, 0);
 	if (ret) {
 		cm_qp_to_err(rid);

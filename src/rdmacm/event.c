@@ -247,6 +247,9 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 			free(e);
 			return cm_err(-ret);
 		}
+		cm_dbg("%s (status %d) for handle %u%s", rdma_event_str((enum rdma_cm_event_type)m.event),
+		       m.status, m.event == RDMA_CM_EVENT_CONNECT_REQUEST ? m.listen_handle : m.handle,
+		       m.cookie ? "" : " (the library's)");
 		if (m.cookie == 0) {
 			id = cm_id_get_by_lid(m.handle); /* one of ours */
 		} else {

@@ -391,17 +391,19 @@ static void drop_all(struct cm_id *id)
 		att_drop(id, id->att);
 }
 
-/* One wildcard daemon-side ID on dev, bound to addr; port 0 in addr
- * becomes the port the daemon chose. */
+/* One wildcard daemon-side ID on dev, bound to addr (a zero or loopback
+ * address: the daemon gets its family's wildcard); port 0 in addr becomes
+ * the port the daemon chose. */
 static int bind_wild_on(struct cm_id *id, struct cm_dev *dev, struct sockaddr_storage *addr)
 {
 	struct xrxe_cm_route r;
-	struct sockaddr_storage got;
+	struct sockaddr_storage got, w = *addr;
 	int ret = cm_id_attach(id, dev, true);
 
 	if (ret)
 		return ret;
-	ret = att_bind(id, id->att, (struct sockaddr *)addr, &r);
+	cm_sa_to_wildcard(&w);
+	ret = att_bind(id, id->att, (struct sockaddr *)&w, &r);
 	if (ret) {
 		att_drop(id, id->att);
 		return ret;
@@ -419,7 +421,10 @@ static int bind_wild_on(struct cm_id *id, struct cm_dev *dev, struct sockaddr_st
  * every one (a listen follows, or the port is read and handed to a peer as
  * qperf does), so the ID is bound on every device's daemon, one port for
  * all. rdma_resolve_addr keeps the device the route picks, rdma_listen
- * listens on all. */
+ * listens on all. A loopback address is bound the same way (the kernel's
+ * cma_any_addr counts it as a wildcard: no device, and a listener on it
+ * matches what one on the wildcard would) but stays the ID's source address:
+ * libfabric's verbs provider binds 127.0.0.1 and expects id->verbs NULL. */
 static int bind_all(struct cm_id *id, const struct sockaddr *addr)
 {
 	bool fixed = cm_sa_port(addr) != 0;
@@ -508,7 +513,7 @@ int rdma_bind_addr(struct rdma_cm_id *rid, struct sockaddr *addr)
 	id = to_cm_id(rid);
 	if (id->bound || id->natt)
 		return cm_err(EINVAL); /* the kernel binds an ID once */
-	if (cm_sa_is_any(addr))
+	if (cm_sa_is_wild(addr))
 		return cm_ret(bind_all(id, addr));
 	return cm_ret(id_bind_dev(id, addr));
 }
@@ -552,10 +557,11 @@ static int resolve_dev(struct cm_id *id, const struct sockaddr *dst, struct sock
 	return 0;
 }
 
-/* A loopback destination (the kernel's cma_resolve_loopback): the ID's
- * device, or the first one, talking to itself. The daemon has no loopback
- * interface, so the destination becomes the device's own address (same
- * family, same port); the daemon then loops the connection back inside. */
+/* A loopback or zero destination (the kernel's cma_resolve_loopback for
+ * cma_any_addr): the ID's device, or the first one, talking to itself. The
+ * daemon has no loopback interface, so the destination becomes the device's
+ * own address (same family, same port); the daemon then loops the
+ * connection back inside. */
 static int loopback_dst(struct cm_id *id, const struct sockaddr *dst, struct sockaddr_storage *out)
 {
 	struct cm_dev *dev = id->dev ? id->dev : id->att ? id->att->dev : NULL;
@@ -597,7 +603,7 @@ int rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct 
 	if (id->listening ||
 	    (id->bound && rid->route.addr.src_addr.sa_family != dst_addr->sa_family))
 		return cm_err(EINVAL);
-	if (cm_sa_is_loopback(dst_addr)) {
+	if (cm_sa_is_wild(dst_addr)) {
 		ret = loopback_dst(id, dst_addr, &lo);
 		if (ret)
 			return cm_err(-ret);
@@ -666,6 +672,8 @@ int rdma_listen(struct rdma_cm_id *rid, int backlog)
 		if (atomic_load(&a->dev->dead))
 			continue; /* a wildcard listener lives on on the others */
 		ret = cm_call_handle(a->dev, XRXE_CTRL_CM_LISTEN, a->handle, b);
+		cm_dbg("listen: handle %u on %s, port %u: %s", a->handle, a->dev->name,
+		       ntohs(rdma_get_src_port(rid)), ret ? strerror(-ret) : "ok");
 		done += !ret;
 	}
 	if (!ret && !done)
