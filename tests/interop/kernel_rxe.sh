@@ -11,13 +11,17 @@
 #   path MTU 1024 (links at MTU 1500) and 4096 (MTU 9000), IPv4 and IPv6 GIDs;
 #   ibv_{rc,uc,ud,srq}_pingpong, perftest send/write/read/atomic bw and
 #   write/read lat, tests/verbs/rc_integrity (every byte checked both ends);
+#   librdmacm programs against the kernel's rdma_cm (IPv4 at path MTU 1024,
+#   IPv6 at 4096): rping -V, ucmatose, udaddy (SIDR), a rejected connect,
+#   and on IPv4 cmtime and ib_send_bw / ib_write_bw -R;
 # then the transfers again with 1% loss each way (netem in the guest), and
 # checks of the clean runs on a bridge capture: tshark decodes every RoCEv2
 # frame as InfiniBand with nothing malformed and no error, roce_pcap_check
 # verifies every ICRC, no peer skips a PSN, xrxe's IPv6 frames carry a UDP
-# checksum; rxe's hardware counters show no sequence error (unless the link
-# itself dropped frames) and no retry exhausted. docs/interop.md has the
-# matrix, the reasons and the timings.
+# checksum, every CM MAD decodes in Wireshark's CM dissector and every CM
+# exchange completes; rxe's hardware counters show no sequence error (unless
+# the link itself dropped frames) and no retry exhausted. docs/interop.md
+# has the matrix, the reasons and the timings.
 #
 # Environment (development): INTEROP_QUICK=1 runs one configuration;
 # INTEROP_ONLY=REGEX only the rows whose description matches;
@@ -123,6 +127,19 @@ ready_when_listening() { # PORT JOB
 	local i
 	for i in $(seq 600); do
 		ss -Hltn "sport = :$1" | grep -q . && { touch "/share/jobs/$2.ready"; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
+# The same for an rdma_cm listener in the kernel (no TCP socket): rdma's
+# resource tracking lists it (a wildcard one as 0.0.0.0:PORT). Gives up
+# when PID (the server) is gone.
+ready_when_cm_listening() { # PORT JOB PID
+	local i
+	for i in $(seq 600); do
+		rdma res show cm_id src-port "$1" 2>/dev/null | grep -q 'state LISTEN' &&
+			{ touch "/share/jobs/$2.ready"; return 0; }
+		kill -0 "$3" 2>/dev/null || return 1
 		sleep 0.1
 	done
 	return 1
@@ -394,6 +411,260 @@ integrity() { # MIB SEED [TIMEOUT]
 	row rc "rc_integrity -m $1 ${t[*]}" @BIN@/rc_integrity -d @DEV@ -g @GID@ -m "$1" -s "$2" "${t[@]}" -p @PORT@
 }
 
+# --- rdma_cm rows -----------------------------------------------------------------
+# librdmacm programs against the kernel's rdma_cm (rdma_ucm) on rxe: the
+# guest runs the stock librdmacm, the host xrxe's (xrxe run loads both
+# shims). Servers and clients take different arguments and nobody listens
+# on TCP, so these rows have their own runner. CM_ADDR_H / CM_ADDR_G: the
+# host's and the guest's address of the configuration's family.
+
+# The host-side perftest client's rdma_connect waits 0.5 s (connect_delay.c
+# says why: a race in perftest 4.5-0.17 that a native client wins against a
+# TCG server, and a crash in its retry). Built here, as a test helper.
+CONNECT_DELAY=$TMP/connect_delay.so
+if ! ${CC:-cc} -O2 -shared -fPIC -o "$CONNECT_DELAY" tests/interop/lib/connect_delay.c -ldl \
+	>"$TMP/connect_delay.log" 2>&1; then
+	tap_diag "connect_delay.so not built, perftest -R rows run without it: $(head -n 3 "$TMP/connect_delay.log")"
+	CONNECT_DELAY=
+fi
+
+# wait_cm_listen_host PORT PID: until xrxed has an rdma_cm listener on PORT
+# (`xrxe cm --json`); fails at once if PID (the server) has exited.
+wait_cm_listen_host() {
+	local i
+	for i in $(seq 200); do
+		"$PWD/$BUILD/bin/xrxe" cm "$IF_EP" --json 2>/dev/null |
+			grep -qE "\"state\": \"listen\", [^}]*:$1\"" && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# cm_fill TEMPLATE SERVER_ADDR CLIENT_ADDR: @SADDR@ (the server's address),
+# @CADDR@ (the client's own), @PORT@.
+cm_fill() {
+	local c=${1//@SADDR@/$2}
+	c=${c//@CADDR@/$3}
+	echo "${c//@PORT@/$PORT}"
+}
+
+# cm_row [-l LPORT] [-k] [-d] DESC SERVER CLIENT: the server command line,
+# then the client's, run with xrxe as server and rxe as client, then the
+# other way round. -l: the port the server listens on when it takes none
+# (udaddy's is fixed at 7174); -k: the server never exits by itself
+# (cmtime): it must still run when the client is done, and is then ended;
+# -d: the host client's rdma_connect is delayed (CONNECT_DELAY, perftest).
+CM_RAN=""
+cm_row() {
+	local lport="" keep="" delay="" o OPTIND=1
+	while getopts l:kd o; do
+		case $o in
+		l) lport=$OPTARG ;;
+		k) keep=1 ;;
+		d) delay=1 ;;
+		*) return 1 ;;
+		esac
+	done
+	shift $((OPTIND - 1))
+	local desc="rdma_cm $1" stmpl=$2 ctmpl=$3 srv cli log lp rc t0 spid job i
+	[[ -n ${INTEROP_ONLY:-} && ! $desc =~ $INTEROP_ONLY ]] && return 0
+	ROWS=$((ROWS + 1))
+	CM_RAN+=" ${1%% *}"
+	log=$TMP/cm_$(echo "$CFG $1" | tr -c 'A-Za-z0-9_\n' '_')
+	if [ -n "$GUEST_NET_DOWN" ]; then
+		for o in "xrxe server, rxe client" "rxe server, xrxe client"; do
+			tap_fail "$CFG: $desc ($o) [not run: guest network down since '$GUEST_NET_DOWN']"
+			FAILED=$((FAILED + 1))
+		done
+		return 0
+	fi
+
+	# xrxe listens, the kernel connects.
+	t0=$SECONDS
+	PORT=$((PORT + 1))
+	lp=${lport:-$PORT}
+	srv=$(cm_fill "$stmpl" "$CM_ADDR_H" "$CM_ADDR_G")
+	cli=$(cm_fill "$ctmpl" "$CM_ADDR_H" "$CM_ADDR_G")
+	# shellcheck disable=SC2086 # a command line
+	ip netns exec "$NS_EP" timeout "$T" "${RUN[@]}" $srv >"$log.xrxe-server" 2>&1 &
+	spid=$!
+	if ! wait_cm_listen_host "$lp" "$spid"; then
+		rc=1
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		echo "server did not listen on $lp" >>"$log.xrxe-server"
+	else
+		guest_run "timeout $T $cli" >"$log.rxe-client" 2>&1
+		rc=$?
+		if [ -n "$keep" ]; then
+			kill -0 "$spid" 2>/dev/null || { rc=1; echo "server exited early" >>"$log.xrxe-server"; }
+			kill "$spid" 2>/dev/null
+			wait "$spid" 2>/dev/null
+		else
+			wait "$spid" || rc=1
+		fi
+	fi
+	report cm "$CFG: $desc (xrxe server, rxe client) [$((SECONDS - t0)) s]" "$rc" "$log.rxe-client" "$log.xrxe-server"
+	[ "$rc" = 0 ] || check_guest_net "$CFG: $desc (xrxe server, rxe client)"
+	if [ -n "$GUEST_NET_DOWN" ]; then
+		tap_fail "$CFG: $desc (rxe server, xrxe client) [not run: guest network down]"
+		FAILED=$((FAILED + 1))
+		return 0
+	fi
+
+	# The kernel listens, xrxe connects.
+	t0=$SECONDS
+	PORT=$((PORT + 1))
+	lp=${lport:-$PORT}
+	srv=$(cm_fill "$stmpl" "$CM_ADDR_G" "$CM_ADDR_H")
+	cli=$(cm_fill "$ctmpl" "$CM_ADDR_G" "$CM_ADDR_H")
+	guest_submit "timeout $T $srv & pid=\$!; echo \$pid >/share/jobs/\$JOB.pid; ready_when_cm_listening $lp \$JOB \$pid; wait \$pid"
+	job=$JOB i=0
+	while [ ! -e "$SHARE/jobs/$job.ready" ] && [ ! -e "$SHARE/jobs/$job.rc" ] && [ $i -lt $((T * 10)) ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	rc=1
+	if [ -e "$SHARE/jobs/$job.ready" ]; then
+		local pre=()
+		[ -n "$delay" ] && [ -n "$CONNECT_DELAY" ] && pre=(env LD_PRELOAD="$CONNECT_DELAY")
+		# shellcheck disable=SC2086
+		ip netns exec "$NS_EP" "${pre[@]}" timeout "$T" "${RUN[@]}" $cli >"$log.xrxe-client" 2>&1
+		rc=$?
+		if [ -n "$keep" ]; then
+			[ -e "$SHARE/jobs/$job.rc" ] && { rc=1; echo "guest server exited early" >>"$log.xrxe-client"; }
+			guest_run "kill \$(cat /share/jobs/$job.pid)" >/dev/null 2>&1
+			guest_wait "$job"
+		else
+			# a client that gave up leaves the server waiting: end it now
+			[ $rc = 0 ] || guest_run "kill \$(cat /share/jobs/$job.pid)" >/dev/null 2>&1
+			guest_wait "$job" || rc=1
+		fi
+	else
+		echo "guest server did not listen on $lp" >"$log.xrxe-client"
+		guest_wait "$job"
+	fi
+	cp "$SHARE/jobs/$job.out" "$log.rxe-server" 2>/dev/null
+	report cm "$CFG: $desc (rxe server, xrxe client) [$((SECONDS - t0)) s]" "$rc" "$log.xrxe-client" "$log.rxe-server"
+	[ "$rc" = 0 ] || check_guest_net "$CFG: $desc (rxe server, xrxe client)"
+}
+
+# cm_reject_row: a connect to a port nobody listens on is rejected at once
+# with REJ reason 8 (invalid service ID) -- the kernel's REJ read by xrxe,
+# then xrxe's read by the kernel -- not left to time out.
+cm_reject_row() {
+	local desc="rdma_cm rping to a port nobody listens on: REJ reason 8" out rc t0
+	[[ -n ${INTEROP_ONLY:-} && ! $desc =~ $INTEROP_ONLY ]] && return 0
+	[ -n "$GUEST_NET_DOWN" ] && return 0
+	ROWS=$((ROWS + 1))
+	CM_RAN+=" reject"
+	t0=$SECONDS
+	PORT=$((PORT + 1))
+	out=$(ip netns exec "$NS_EP" timeout 20 "${RUN[@]}" rping -c -a "$CM_ADDR_G" -p $PORT -C 1 2>&1)
+	rc=$?
+	if [ $rc != 0 ] && [ $rc != 124 ] && grep -q 'RDMA_CM_EVENT_REJECTED, error 8' <<<"$out"; then
+		tap_ok "$CFG: $desc (rxe rejects, xrxe client) [$((SECONDS - t0)) s]"
+	else
+		tap_fail "$CFG: $desc (rxe rejects, xrxe client) [rc $rc]"
+		tail -n 8 <<<"$out" | sed 's/^/#   /'
+	fi
+	t0=$SECONDS
+	PORT=$((PORT + 1))
+	out=$(guest_run "timeout 20 rping -c -a $CM_ADDR_H -p $PORT -C 1" 2>&1)
+	rc=$?
+	if [ $rc != 0 ] && [ $rc != 124 ] && grep -q 'RDMA_CM_EVENT_REJECTED, error 8' <<<"$out"; then
+		tap_ok "$CFG: $desc (xrxe rejects, rxe client) [$((SECONDS - t0)) s]"
+	else
+		tap_fail "$CFG: $desc (xrxe rejects, rxe client) [rc $rc]"
+		tail -n 8 <<<"$out" | sed 's/^/#   /'
+	fi
+}
+
+# cm_rows IPVER: the rdma_cm rows of a configuration (IPv4 at path MTU
+# 1024, IPv6 at 4096), then both CMs' view: rping, ucmatose, udaddy, a
+# rejected connect; IPv4 also cmtime and ib_send_bw / ib_write_bw -R
+# (perftest 4.5's rdma_cm client takes IPv4 only).
+cm_rows() {
+	local ipv=$1 n0=$ROWS t
+	cm_counts >"$TMP/cm_counts.0"
+	CM_ADDR_H=$HOST4 CM_ADDR_G=$GUEST4
+	[ "$ipv" = 6 ] && CM_ADDR_H=$HOST6 CM_ADDR_G=$GUEST6
+	cm_row "rping -C 100 -V" \
+		"rping -s -a @SADDR@ -p @PORT@ -C 100 -V" "rping -c -a @SADDR@ -p @PORT@ -C 100 -V"
+	cm_row "ucmatose -c 3 -C 10" \
+		"ucmatose -b @SADDR@ -p @PORT@ -c 3 -C 10 -S 1000" \
+		"ucmatose -s @SADDR@ -b @CADDR@ -p @PORT@ -c 3 -C 10 -S 1000"
+	# udaddy's -p is the port space, not the port: it always uses 7174
+	cm_row -l 7174 "udaddy -c 2 -C 10 (SIDR, UD)" \
+		"udaddy -b @SADDR@ -c 2 -C 10 -S 256" "udaddy -s @SADDR@ -b @CADDR@ -c 2 -C 10 -S 256"
+	cm_reject_row
+	if [ "$ipv" = 4 ]; then
+		cm_row -k "cmtime -c 20" "cmtime -b @SADDR@ -p @PORT@ -c 20" \
+			"cmtime -s @SADDR@ -b @CADDR@ -p @PORT@ -c 20"
+		for t in "ib_send_bw -R -s 65536" "ib_write_bw -R -s 65536"; do
+			cm_row -d "$t -n $PERF_ITERS" "$t -n $PERF_ITERS -F -p @PORT@" \
+				"$t -n $PERF_ITERS -F -p @PORT@ @SADDR@"
+		done
+	fi
+	[ "$ROWS" != "$n0" ] && cm_state_check
+}
+
+# cm_counts: both CMs' MAD counters as NAME VALUE lines: rxe's ib_cm port
+# counters (cm_rx_msgs.req, cm_tx_msgs.rep, cm_tx_retries.*,
+# cm_rx_duplicates.*; retries and duplicates are counted in rx/tx too) and
+# xrxe's (sent_req, rcvd_rep, ...: the same attribute names).
+cm_counts() {
+	# shellcheck disable=SC2016 # expanded in the guest
+	guest_run 'cd /sys/class/infiniband/rxe0/ports/1 && for d in cm_rx_msgs cm_tx_msgs cm_tx_retries cm_rx_duplicates; do (cd $d && grep -H . *) | sed "s/^/$d./"; done' |
+		tr ':' ' '
+	"$PWD/$BUILD/bin/xrxe" cm "$IF_EP" 2>/dev/null | awk '$1 ~ /^cm\./ {print substr($1, 4), $2}'
+}
+
+# Both CMs after a configuration's rows (xrxed restarts with the next MTU,
+# so this is the place): every MAD one side sent, the other received --
+# rxe's ib_cm counted per attribute what xrxe counted as sent and the other
+# way round, over the rows (cm_counts.0: the counts before them); xrxe parsed all
+# (none dropped as malformed); no CM ID is left on either side; no MAD
+# failed to go out. rxe's retries and duplicates are reported.
+cm_state_check() {
+	local c1 out kids
+	sleep 1
+	c1=$(cm_counts)
+	kids=$(guest_run 'rdma res show cm_id | wc -l')
+	out=$(awk -v kids="${kids:-?}" '
+	NR == FNR { c0[$1] = $2; next }
+	{ d[$1] = $2 - c0[$1]; v[$1] = $2 }
+	END {
+		n = split("req mra rej rep rtu dreq drep sidr_req sidr_rep lap apr", at, " ")
+		for (i = 1; i <= n; i++) {
+			a = at[i]; xs += d["sent_" a]; ks += d["cm_tx_msgs." a]
+			if (d["sent_" a] != d["cm_rx_msgs." a] || d["rcvd_" a] != d["cm_tx_msgs." a]) {
+				bad++; printf "%s: xrxe sent %d, rxe received %d; rxe sent %d, xrxe received %d\n",
+					a, d["sent_" a], d["cm_rx_msgs." a], d["cm_tx_msgs." a], d["rcvd_" a] }
+			r = d["cm_tx_retries." a]; u = d["cm_rx_duplicates." a]
+			if (r) retr = retr " " a "+" r
+			if (u) dup = dup " " a "+" u
+		}
+		for (k in v) if (k ~ /^drop_(truncated|bad_base|bad_class|bad_method|not_cm|unknown_attr)/ && v[k]) {
+			bad++; print "xrxe dropped malformed MADs: " k " " v[k] }
+		if (v["ids"] != 0) { bad++; print "xrxe CM IDs left: " v["ids"] }
+		if (v["mad_tx_fail"] != 0) { bad++; print "xrxe MADs not sent: " v["mad_tx_fail"] }
+		if (kids != 0) { bad++; print "rxe CM IDs left: " kids }
+		if (!xs || !ks) { bad++; print "no MADs counted" }
+		printf "summary: xrxe sent %d, rxe sent %d; rxe retries:%s, duplicates:%s; %d bad\n",
+			xs, ks, retr == "" ? " none" : retr, dup == "" ? " none" : dup, bad
+	}' "$TMP/cm_counts.0" - <<<"$c1")
+	if grep -q '; 0 bad$' <<<"$out"; then
+		tap_ok "$CFG: rdma_cm: each side received every CM MAD the other sent (rxe's ib_cm and xrxe's counters, per attribute), none malformed, no CM ID left"
+	else
+		tap_fail "$CFG: rdma_cm: each side received every CM MAD the other sent (rxe's ib_cm and xrxe's counters, per attribute), none malformed, no CM ID left"
+		tap_diag "$(grep -v '^summary' <<<"$out")"
+		[ "${kids:-1}" = 0 ] || tap_diag "$(guest_run 'rdma res show cm_id' 2>&1)"
+	fi
+	tap_diag "$(sed -n 's/^summary: //p' <<<"$out")"
+}
+
 # rxe's port counters, as NAME VALUE lines.
 rxe_counters() {
 	guest_run 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && grep -H . * | tr : " "'
@@ -433,7 +704,8 @@ for c in "${CONFIGS[@]}"; do
 	"1500 4" | "9000 6") # full matrix
 		pingpongs
 		perftests
-		integrity 4 $((mtu + ipv)) ;;
+		integrity 4 $((mtu + ipv))
+		cm_rows "$ipv" ;;
 	*) # the other MTU x address family pairs: RC essentials
 		row rc "ibv_rc_pingpong -s 65536" ibv_rc_pingpong -d @DEV@ -g @GID@ -m "$PMTU" -s 65536 -n $PP_ITERS -p @PORT@
 		row rc "ib_write_bw -s 65536 -n $PERF_ITERS" ib_write_bw -s 65536 -d @DEV@ -x @GID@ -n $PERF_ITERS -F -p @PORT@
@@ -450,10 +722,14 @@ CLEAN_END=$SECONDS
 # The wire: no peer ever skips a PSN. Every request to a QP follows the
 # previous one (a READ by its response count) or goes back (a
 # retransmission); checked on the bridge, before any loss the link adds.
-# One dissection pass gives the fields every check below uses.
+# One dissection pass gives the fields every check below uses (10-20: the
+# CM MADs', for the rdma_cm check).
 tshark -r "$TMP/clean.pcapng" -Y 'udp.dstport == 4791 && infiniband' -T fields -e ip.src -e ipv6.src \
 	-e udp.srcport -e infiniband.bth.destqp -e infiniband.bth.opcode -e infiniband.bth.psn -e frame.number \
-	-e infiniband.reth.dmalen -e udp.checksum >"$TMP/roce.tsv" 2>/dev/null
+	-e infiniband.reth.dmalen -e udp.checksum -e infiniband.mad.mgmtclass -e infiniband.mad.attributeid \
+	-e infiniband.mad.transactionid -e infiniband.cm.req -e infiniband.cm.rep -e infiniband.cm.rej.localcommid \
+	-e infiniband.cm.rtu.localcommid -e infiniband.cm.dreq.localcommid -e infiniband.cm.drsp.localcommid \
+	-e frame.len -e infiniband.cm.dreq.remotecommid >"$TMP/roce.tsv" 2>/dev/null
 out=$(awk -f tests/interop/lib/psn_order.awk "$TMP/roce.tsv")
 if grep -q ' 0 skipped PSNs' <<<"$out" && ! grep -q '^0 requests' <<<"$out"; then
 	tap_ok "capture: neither peer skips a PSN ($(tail -n 1 <<<"$out"))"
@@ -546,6 +822,77 @@ if [ "${INTEROP_QUICK:-0}" != 1 ]; then
 	else
 		tap_fail "capture: all $n6 IPv6 RoCE frames from xrxe carry a UDP checksum ($z6 with 0)"
 	fi
+fi
+
+# The rdma_cm rows' MADs (UD SENDs to QP1), both peers': Wireshark's CM
+# dissector decodes each (REQ, REP, REJ, RTU, DREQ, DREP field by field;
+# Wireshark 4.0 has no SIDR dissector, so SIDR_REQ/REP only as MADs), none
+# is malformed or carries an error (the pass above, `errs`; rxe's IPv6 zero
+# UDP checksum aside), each is 256 bytes, and every exchange completes on
+# the wire, matched by transaction ID: REQ -> REP or REJ from the other
+# peer, REP -> RTU, DREQ -> DREP, SIDR_REQ -> SIDR_REP. A DREQ that crossed
+# the peer's own DREQ for the connection may stay unanswered: the kernel's
+# ib_cm, in DREQ_RCVD when our DREP to its DREQ arrives, goes to TimeWait
+# without a DREP (cm_drep_handler), and xrxe's CM in DREQ_SENT stops waiting
+# for its DREP once the peer's DREQ came (docs/interop.md). Both peers sent
+# each kind the rows that ran call for. Counted per attribute and peer.
+if [ -n "$CM_RAN" ]; then
+	need=""
+	[[ $CM_RAN =~ rping|ucmatose|cmtime|ib_ ]] && need+=" 0x0010 0x0013 0x0014 0x0015 0x0016"
+	[[ $CM_RAN =~ udaddy ]] && need+=" 0x0017 0x0018"
+	[[ $CM_RAN =~ reject ]] && need+=" 0x0012"
+	cmerr=$(awk -F'\t' 'NR == FNR { if ($4 == "0x000001") cm[$7] = 1; next } ($1 in cm)' \
+		"$TMP/roce.tsv" - <<<"$others")
+	out=$(awk -F'\t' -v h4="$HOST4" -v h6="$HOST6" -v need="$need" '
+	BEGIN {
+		split("0x0010 REQ 0x0011 MRA 0x0012 REJ 0x0013 REP 0x0014 RTU 0x0015 DREQ 0x0016 DREP 0x0017 SIDR_REQ 0x0018 SIDR_REP", a, " ")
+		for (i = 1; i < 18; i += 2) { name[a[i]] = a[i + 1]; order[++na] = a[i] }
+		# the CM dissector field that must be there, per attribute
+		col["0x0010"] = 13; col["0x0013"] = 14; col["0x0012"] = 15; col["0x0014"] = 16; col["0x0015"] = 17; col["0x0016"] = 18
+		ans["0x0010"] = "0x0013 0x0012"; ans["0x0013"] = "0x0014"; ans["0x0015"] = "0x0016"; ans["0x0017"] = "0x0018"
+	}
+	$4 != "0x000001" { next }
+	{
+		src = $1 $2; peer = (src == h4 || src == h6) ? "xrxe" : "rxe"; at = $11; tid = $12
+		n++; cnt[at, peer]++
+		if ($10 != "0x07" || !(at in name)) { bad++; print "frame " $7 " from " src ": class " $10 " attribute " at; next }
+		if ((at in col) && $(col[at]) == "") { bad++; print "frame " $7 " from " src ": " name[at] " not decoded by the CM dissector" }
+		if ($19 != ($2 == "" ? 322 : 342)) { bad++; print "frame " $7 " from " src ": " name[at] " frame of " $19 " bytes, not a 256-byte MAD" }
+		# a REP both answers a REQ and awaits an RTU
+		for (r in ans) if (index(ans[r], at) && ((tid, r) in req) && req[tid, r] != src) done[tid, r] = 1
+		if ((at in ans) && !((tid, at) in req)) { req[tid, at] = src; reqf[tid, at] = $7; nreq++ }
+		# DREQs by connection: local and remote comm ID, as sent
+		if (at == "0x0015") { dreq_from[src, $17, $20] = 1; dreq_conn[tid] = $17 SUBSEP $20 }
+	}
+	END {
+		for (k in req) if (!(k in done)) {
+			split(k, p, SUBSEP)
+			if (p[2] == "0x0015") { # did the other peer send a DREQ for this connection?
+				split(dreq_conn[p[1]], c, SUBSEP); x = 0
+				for (o in dreq_from) { split(o, d, SUBSEP); if (d[1] != req[k] && d[2] == c[2] && d[3] == c[1]) x = 1 }
+				if (x) { crossed++; continue }
+			}
+			open++
+			if (open <= 10) print "frame " reqf[k] ": " name[p[2]] " from " req[k] " (TID " p[1] ") never answered"
+		}
+		nn = split(need, nd, " ")
+		for (i = 1; i <= nn; i++) for (pi = 0; pi < 2; pi++) {
+			pe = pi ? "rxe" : "xrxe"
+			if (!cnt[nd[i], pe]) { bad++; print "no " name[nd[i]] " from " pe }
+		}
+		s = ""
+		for (i = 1; i <= na; i++) { at = order[i]; t = cnt[at, "xrxe"] + cnt[at, "rxe"]
+			if (t) s = s sprintf("%s%s %d (xrxe %d, rxe %d)", s == "" ? "" : ", ", name[at], t, cnt[at, "xrxe"] + 0, cnt[at, "rxe"] + 0) }
+		printf "summary: %d CM MADs, %d exchanges, %d unanswered, %d bad (%d crossed DREQs): %s\n", n, nreq, open, bad, crossed, s
+	}' "$TMP/roce.tsv")
+	if grep -q '^summary: [1-9][0-9]* CM MADs, [0-9]* exchanges, 0 unanswered, 0 bad' <<<"$out" && [ -z "$cmerr" ]; then
+		tap_ok "capture: every CM MAD of both peers decodes in Wireshark's CM dissector, none malformed, no error; every REQ, REP, DREQ, SIDR_REQ answered"
+	else
+		tap_fail "capture: every CM MAD of both peers decodes in Wireshark's CM dissector, none malformed, no error; every REQ, REP, DREQ, SIDR_REQ answered"
+		tap_diag "$(grep -v '^summary' <<<"$out" | head -n 20)"
+		[ -n "$cmerr" ] && tap_diag "malformed or error: $(head -n 10 <<<"$cmerr")"
+	fi
+	tap_diag "$(sed -n 's/^summary: //p' <<<"$out")"
 fi
 
 # --- 1% loss each way -----------------------------------------------------------

@@ -61,10 +61,13 @@ for fam in 4 6; do
 		pair "rping -S 4096 -C 100 -V ($tag)" "$NS_A" "$CNS" $PORT -- \
 			rping -s -a "$SRV" -p $PORT -S 4096 -C 100 -V -- \
 			rping -c -a "$SRV" -p $PORT -S 4096 -C 100 -V
-		next_port
-		pair "ucmatose: 4 connections x 20 messages of 1000 B ($tag)" "$NS_A" "$CNS" $PORT -- \
-			ucmatose -b "$SRV" -p $PORT -c 4 -C 20 -S 1000 -- \
-			ucmatose -s "$SRV" -b "$CLI" -p $PORT -c 4 -C 20 -S 1000
+		for size in 64 16384; do
+			next_port
+			pair "ucmatose: 4 connections x 20 messages of $size B ($tag)" "$NS_A" "$CNS" \
+				$PORT -- \
+				ucmatose -b "$SRV" -p $PORT -c 4 -C 20 -S $size -- \
+				ucmatose -s "$SRV" -b "$CLI" -p $PORT -c 4 -C 20 -S $size
+		done
 		# udaddy has no port option (-p is the port space): always 7174
 		pair "udaddy: SIDR, 2 UD endpoints x 10 datagrams ($tag)" "$NS_A" "$CNS" 7174 -- \
 			udaddy -b "$SRV" -c 2 -C 10 -S 256 -- \
@@ -121,24 +124,43 @@ else
 	fi
 fi
 
-# multicast: two receivers join 239.1.2.3, a sender in the other namespace
-next_port
-ns_exec "$NS_A" timeout "$T" "${RUN[@]}" mckey -m 239.1.2.3 -b "$IP4_A" -C 10 -S 100 \
-	>"$TMP/mckey.recv" 2>&1 &
-rpid=$!
-sleep 1
-ns_exec "$NS_B" timeout "$T" "${RUN[@]}" mckey -m 239.1.2.3 -b "$IP4_B" -s -C 10 -S 100 \
-	>"$TMP/mckey.send" 2>&1
-src=$?
-wait $rpid
-rrc=$?
-if [ $src -eq 0 ] && [ $rrc -eq 0 ]; then
-	tap_ok "mckey: 10 multicast datagrams from B reach a receiver in A"
-else
-	tap_fail "mckey: 10 multicast datagrams from B reach a receiver in A (sender $src, receiver $rrc)"
-	sed 's/^/#   recv: /' "$TMP/mckey.recv" | tail -n 8
-	sed 's/^/#   send: /' "$TMP/mckey.send" | tail -n 8
-fi
+# multicast: a receiver joins the group, a sender (in the other namespace,
+# or beside it in loopback) sends 10 datagrams; IPv4 and IPv6 groups
+mc_row() {
+	local desc=$1 rns=$2 sns=$3 group=$4 rip=$5 sip=$6 rpid src rrc
+	ns_exec "$rns" timeout "$T" "${RUN[@]}" mckey -m "$group" -b "$rip" -C 10 -S 100 \
+		>"$TMP/mckey.recv" 2>&1 &
+	rpid=$!
+	# the receiver's UD ID exists in its daemon, then a moment to join (mckey
+	# says nothing until data comes)
+	local ifc=$IF_A i
+	[ "$rns" = "$NS_B" ] && ifc=$IF_B
+	for i in $(seq 100); do
+		"$XRXE" cm "$ifc" --json 2>/dev/null | grep -q '"ps": "udp"' && break
+		sleep 0.05
+	done
+	sleep 1
+	ns_exec "$sns" timeout "$T" "${RUN[@]}" mckey -m "$group" -b "$sip" -s -C 10 -S 100 \
+		>"$TMP/mckey.send" 2>&1
+	src=$?
+	wait $rpid
+	rrc=$?
+	if [ $src -eq 0 ] && [ $rrc -eq 0 ] && grep -q "data transfers complete" "$TMP/mckey.recv"; then
+		tap_ok "$desc"
+	else
+		tap_fail "$desc (sender $src, receiver $rrc)"
+		sed 's/^/#   recv: /' "$TMP/mckey.recv" | tail -n 8
+		sed 's/^/#   send: /' "$TMP/mckey.send" | tail -n 8
+	fi
+}
+mc_row "mckey: 10 datagrams to 239.1.2.3 from the other namespace (IPv4 across)" \
+	"$NS_A" "$NS_B" 239.1.2.3 "$IP4_A" "$IP4_B"
+mc_row "mckey: 10 datagrams to 239.1.2.4 in one daemon (IPv4 loopback)" \
+	"$NS_A" "$NS_A" 239.1.2.4 "$IP4_A" "$IP4_A"
+mc_row "mckey: 10 datagrams to ff0e::1:2:3 from the other namespace (IPv6 across)" \
+	"$NS_A" "$NS_B" ff0e::1:2:3 "$IP6_A" "$IP6_B"
+mc_row "mckey: 10 datagrams to ff0e::1:2:4 in one daemon (IPv6 loopback)" \
+	"$NS_A" "$NS_A" ff0e::1:2:4 "$IP6_A" "$IP6_A"
 
 # the daemons' view: no malformed MAD, every ID gone (TimeWait included)
 sleep 2

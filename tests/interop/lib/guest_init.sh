@@ -19,6 +19,9 @@ ip link set eth0 mtu "$GUEST_MTU" up
 ip addr add "$GUEST_IP4/24" dev eth0
 ip -6 addr add "$GUEST_IP6/64" dev eth0 nodad
 modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0
+# The kernel's connection manager for the librdmacm rows: rdma_ucm (the
+# /dev/infiniband/rdma_cm stock librdmacm talks to) pulls in rdma_cm and ib_cm.
+modprobe rdma_ucm
 # Loss injection (netem on egress, ifb + netem on ingress) and counters.
 for m in sch_netem ifb act_mirred cls_matchall sch_ingress; do modprobe "$m"; done
 rdma link show
