@@ -47,12 +47,15 @@ stat_a() {
 # CPU time of a process in clock ticks (utime + stime, proc(5) fields 14, 15).
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
+# perftest runs for 8 s: long enough that the stop below lands inside the
+# transfer even where each probe of `xrxe qp` (a python3 start) is slow --
+# with 2 s the QP was sometimes gone before the stop, and nothing could nap
 PORT=18771
-ns_exec "$NS_B" timeout 60 "${RUN[@]}" ib_write_bw -d "xrxe_$IF_B" -x 1 -F -p $PORT -D 2 \
+ns_exec "$NS_B" timeout 60 "${RUN[@]}" ib_write_bw -d "xrxe_$IF_B" -x 1 -F -p $PORT -D 8 \
 	-s 65536 --report_gbits >"$TMP/server.out" 2>&1 &
 SPID=$!
 wait_listen "$NS_B" $PORT
-ns_exec "$NS_A" timeout 60 "${RUN[@]}" ib_write_bw -d "xrxe_$IF_A" -x 1 -F -p $PORT -D 2 \
+ns_exec "$NS_A" timeout 60 "${RUN[@]}" ib_write_bw -d "xrxe_$IF_A" -x 1 -F -p $PORT -D 8 \
 	-s 65536 --report_gbits "$IP4_B" >"$TMP/client.out" 2>&1 &
 CPID=$!
 
