@@ -430,6 +430,31 @@ static struct obj_cm_id *id_lookup(struct conn *c, uint32_t handle)
 			return -EPROTO;                                                    \
 	} while (0)
 
+/* The ID a CM request names: every request but CM_OPEN and the channel ones
+ * carries its handle right after the header (checked below), and needs
+ * CM_OPEN first. */
+static int cm_id_of(struct conn *c, const void *req, struct obj_cm_id **o)
+{
+	const struct xrxe_ctrl_cm_handle_arg *m = req;
+
+	if (!c->cm_open)
+		return -EPROTO;
+	*o = id_lookup(c, m->handle);
+	return *o ? 0 : -EBADF;
+}
+#define HANDLE_AT(type)                                                                    \
+	_Static_assert(offsetof(struct type, handle) ==                                    \
+			       offsetof(struct xrxe_ctrl_cm_handle_arg, handle),           \
+		       #type ": handle after the header")
+HANDLE_AT(xrxe_ctrl_handle);
+HANDLE_AT(xrxe_ctrl_cm_bind);
+HANDLE_AT(xrxe_ctrl_cm_resolve_addr);
+HANDLE_AT(xrxe_ctrl_cm_connect);
+HANDLE_AT(xrxe_ctrl_cm_reject);
+HANDLE_AT(xrxe_ctrl_cm_set_option);
+HANDLE_AT(xrxe_ctrl_cm_mcast);
+#undef HANDLE_AT
+
 /* --- requests ---------------------------------------------------------------- */
 
 int xrxe_ctrli_op_cm_open(struct conn *c, const void *req, int *fds, struct reply *r)
@@ -527,15 +552,14 @@ int xrxe_ctrli_op_cm_create_id(struct conn *c, const void *req, int *fds, struct
 
 int xrxe_ctrli_op_cm_destroy_id(struct conn *c, const void *req, int *fds, struct reply *r)
 {
-	const struct xrxe_ctrl_handle *m = req;
 	struct obj_cm_id *o;
+	int err;
 
 	(void)fds;
 	(void)r;
-	CM_CHECK(c);
-	o = id_lookup(c, m->handle);
-	if (!o)
-		return -EBADF;
+	err = cm_id_of(c, req, &o);
+	if (err)
+		return err;
 	return xrxe_ctrli_destroy_cm_obj(&o->o);
 }
 
@@ -577,10 +601,9 @@ int xrxe_ctrli_op_cm_bind(struct conn *c, const void *req, int *fds, struct repl
 	int err;
 
 	(void)fds;
-	CM_CHECK(c);
-	o = id_lookup(c, m->handle);
-	if (!o)
-		return -EBADF;
+	err = cm_id_of(c, req, &o);
+	if (err)
+		return err;
 	err = addr_check_local(c->ctrl, &m->addr);
 	if (!err)
 		err = xrxe_cm_bind(c->ctrl->cm, o->id, &m->addr);
@@ -638,10 +661,9 @@ int xrxe_ctrli_op_cm_resolve_addr(struct conn *c, const void *req, int *fds, str
 
 	(void)fds;
 	(void)r;
-	CM_CHECK(c);
-	o = id_lookup(c, m->handle);
-	if (!o)
-		return -EBADF;
+	err = cm_id_of(c, req, &o);
+	if (err)
+		return err;
 	if (m->dst.family != AF_INET && m->dst.family != AF_INET6)
 		return -EAFNOSUPPORT;
 	if (addr_is_any(&m->dst))
@@ -688,20 +710,10 @@ int xrxe_ctrli_op_cm_resolve_addr(struct conn *c, const void *req, int *fds, str
 	return 0;
 }
 
-static int handle_arg(struct conn *c, const void *req, struct obj_cm_id **o)
-{
-	const struct xrxe_ctrl_cm_handle_arg *m = req;
-
-	if (!c->cm_open)
-		return -EPROTO;
-	*o = id_lookup(c, m->handle);
-	return *o ? 0 : -EBADF;
-}
-
 int xrxe_ctrli_op_cm_resolve_route(struct conn *c, const void *req, int *fds, struct reply *r)
 {
 	struct obj_cm_id *o;
-	int err = handle_arg(c, req, &o);
+	int err = cm_id_of(c, req, &o);
 
 	(void)fds;
 	(void)r;
@@ -712,7 +724,7 @@ int xrxe_ctrli_op_cm_listen(struct conn *c, const void *req, int *fds, struct re
 {
 	const struct xrxe_ctrl_cm_handle_arg *m = req;
 	struct obj_cm_id *o;
-	int err = handle_arg(c, req, &o);
+	int err = cm_id_of(c, req, &o);
 
 	(void)fds;
 	(void)r;
@@ -723,13 +735,13 @@ int xrxe_ctrli_op_cm_connect(struct conn *c, const void *req, int *fds, struct r
 {
 	const struct xrxe_ctrl_cm_connect *m = req;
 	struct obj_cm_id *o;
+	int err;
 
 	(void)fds;
 	(void)r;
-	CM_CHECK(c);
-	o = id_lookup(c, m->handle);
-	if (!o)
-		return -EBADF;
+	err = cm_id_of(c, req, &o);
+	if (err)
+		return err;
 	return xrxe_cm_connect(c->ctrl->cm, o->id, &m->conn, &m->ece, xrxe_ctrli_now_ns());
 }
 
@@ -737,13 +749,13 @@ int xrxe_ctrli_op_cm_accept(struct conn *c, const void *req, int *fds, struct re
 {
 	const struct xrxe_ctrl_cm_connect *m = req;
 	struct obj_cm_id *o;
+	int err;
 
 	(void)fds;
 	(void)r;
-	CM_CHECK(c);
-	o = id_lookup(c, m->handle);
-	if (!o)
-		return -EBADF;
+	err = cm_id_of(c, req, &o);
+	if (err)
+		return err;
 	return xrxe_cm_accept(c->ctrl->cm, o->id, &m->conn, &m->ece, m->qkey, xrxe_ctrli_now_ns());
 }
 
@@ -751,13 +763,13 @@ int xrxe_ctrli_op_cm_reject(struct conn *c, const void *req, int *fds, struct re
 {
 	const struct xrxe_ctrl_cm_reject *m = req;
 	struct obj_cm_id *o;
+	int err;
 
 	(void)fds;
 	(void)r;
-	CM_CHECK(c);
-	o = id_lookup(c, m->handle);
-	if (!o)
-		return -EBADF;
+	err = cm_id_of(c, req, &o);
+	if (err)
+		return err;
 	return xrxe_cm_reject(c->ctrl->cm, o->id, m->reason, m->private_data, m->private_data_len,
 			      xrxe_ctrli_now_ns());
 }
@@ -765,7 +777,7 @@ int xrxe_ctrli_op_cm_reject(struct conn *c, const void *req, int *fds, struct re
 int xrxe_ctrli_op_cm_disconnect(struct conn *c, const void *req, int *fds, struct reply *r)
 {
 	struct obj_cm_id *o;
-	int err = handle_arg(c, req, &o);
+	int err = cm_id_of(c, req, &o);
 
 	(void)fds;
 	(void)r;
@@ -775,7 +787,7 @@ int xrxe_ctrli_op_cm_disconnect(struct conn *c, const void *req, int *fds, struc
 int xrxe_ctrli_op_cm_establish(struct conn *c, const void *req, int *fds, struct reply *r)
 {
 	struct obj_cm_id *o;
-	int err = handle_arg(c, req, &o);
+	int err = cm_id_of(c, req, &o);
 
 	(void)fds;
 	(void)r;
@@ -786,7 +798,7 @@ int xrxe_ctrli_op_cm_notify(struct conn *c, const void *req, int *fds, struct re
 {
 	const struct xrxe_ctrl_cm_handle_arg *m = req;
 	struct obj_cm_id *o;
-	int err = handle_arg(c, req, &o);
+	int err = cm_id_of(c, req, &o);
 
 	(void)fds;
 	(void)r;
@@ -800,7 +812,7 @@ int xrxe_ctrli_op_cm_init_qp_attr(struct conn *c, const void *req, int *fds, str
 	const struct xrxe_ctrl_cm_handle_arg *m = req;
 	struct xrxe_ctrl_cm_qp_attr_reply *rep = REPLY(r, struct xrxe_ctrl_cm_qp_attr_reply);
 	struct obj_cm_id *o;
-	int mask = 0, err = handle_arg(c, req, &o);
+	int mask = 0, err = cm_id_of(c, req, &o);
 
 	(void)fds;
 	if (err)
@@ -817,13 +829,13 @@ int xrxe_ctrli_op_cm_set_option(struct conn *c, const void *req, int *fds, struc
 {
 	const struct xrxe_ctrl_cm_set_option *m = req;
 	struct obj_cm_id *o;
+	int err;
 
 	(void)fds;
 	(void)r;
-	CM_CHECK(c);
-	o = id_lookup(c, m->handle);
-	if (!o)
-		return -EBADF;
+	err = cm_id_of(c, req, &o);
+	if (err)
+		return err;
 	if (m->optlen > sizeof(m->optval))
 		return -EINVAL;
 	return xrxe_cm_set_option(c->ctrl->cm, o->id, m->level, m->optname, m->optval, m->optlen);
@@ -833,13 +845,13 @@ int xrxe_ctrli_op_cm_join_mcast(struct conn *c, const void *req, int *fds, struc
 {
 	const struct xrxe_ctrl_cm_mcast *m = req;
 	struct obj_cm_id *o;
+	int err;
 
 	(void)fds;
 	(void)r;
-	CM_CHECK(c);
-	o = id_lookup(c, m->handle);
-	if (!o)
-		return -EBADF;
+	err = cm_id_of(c, req, &o);
+	if (err)
+		return err;
 	return xrxe_cm_join_mcast(c->ctrl->cm, o->id, &m->addr, m->join_flags, m->mc_cookie);
 }
 
@@ -847,13 +859,13 @@ int xrxe_ctrli_op_cm_leave_mcast(struct conn *c, const void *req, int *fds, stru
 {
 	const struct xrxe_ctrl_cm_mcast *m = req;
 	struct obj_cm_id *o;
+	int err;
 
 	(void)fds;
 	(void)r;
-	CM_CHECK(c);
-	o = id_lookup(c, m->handle);
-	if (!o)
-		return -EBADF;
+	err = cm_id_of(c, req, &o);
+	if (err)
+		return err;
 	return xrxe_cm_leave_mcast(c->ctrl->cm, o->id, &m->addr);
 }
 
@@ -862,7 +874,7 @@ int xrxe_ctrli_op_cm_migrate_id(struct conn *c, const void *req, int *fds, struc
 	const struct xrxe_ctrl_cm_handle_arg *m = req;
 	struct obj_cm_channel *ch;
 	struct obj_cm_id *o;
-	int err = handle_arg(c, req, &o);
+	int err = cm_id_of(c, req, &o);
 
 	(void)fds;
 	(void)r;
@@ -880,7 +892,7 @@ int xrxe_ctrli_op_cm_migrate_id(struct conn *c, const void *req, int *fds, struc
 int xrxe_ctrli_op_cm_query(struct conn *c, const void *req, int *fds, struct reply *r)
 {
 	struct obj_cm_id *o;
-	int err = handle_arg(c, req, &o);
+	int err = cm_id_of(c, req, &o);
 
 	(void)fds;
 	if (err)
