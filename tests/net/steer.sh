@@ -169,17 +169,23 @@ tcp_transfer() {
 udp_other_port() {
 	local desc=$1 dst=$2 bind=$3 port=9999 got
 	rm -f "$TMP/ready" "$TMP/udp.out"
-	ns_bg "$NS_B" python3 "$TRAFFIC" udp-recv "$bind" "$port" "$TMP/ready" --timeout 5 \
-		>"$TMP/udp.out"
-	local pid=$NETNS_LAST_PID
+	# The receiver waits up to 60 s: it returns as soon as the datagram is
+	# in, and on a loaded machine the sender (a python3 start-up) can take
+	# seconds to send it (a 5 s wait once timed out under load 2-5).
+	ns_bg "$NS_B" python3 "$TRAFFIC" udp-recv "$bind" "$port" "$TMP/ready" --timeout 60 \
+		>"$TMP/udp.out" 2>"$TMP/udp.err"
+	local pid=$NETNS_LAST_PID rc
 	netns_wait_file "$TMP/ready" || { tap_fail "$desc (receiver did not start)"; return; }
 	expect_deltas "$desc: passed counted" "$NS_B" "$IF_B" "passed.packets>=1 no_socket.packets=0" \
 		-- send_udp "$dst" "$port" --len 100
 	wait "$pid"
+	rc=$?
 	if [[ $(cat "$TMP/udp.out") == 100\ * ]]; then
 		tap_ok "$desc: datagram delivered to the socket"
 	else
 		tap_fail "$desc: datagram delivered to the socket"
+		tap_diag "receiver status $rc, printed '$(cat "$TMP/udp.out")', stderr: $(tail -n 3 "$TMP/udp.err")"
+		tap_diag "$(ns_exec "$NS_B" nstat -az 2>/dev/null | grep -E '^(Udp|Udp6)(InDatagrams|NoPorts|InErrors|RcvbufErrors)')"
 	fi
 }
 
