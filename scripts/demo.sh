@@ -10,6 +10,10 @@
 # the congestion-control parameters. Everything created is removed at the end, also on Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Debian's own programs first: the tests run Debian's python3 (the one with
+# python3-pyverbs) and tools. A user's PATH may put others ahead -- pyenv's
+# python3 shim, a shell script that took 6 s per start at load 8 on 2 cores.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 BUILD=${BUILD:-build}
 XRXE=$PWD/$BUILD/bin/xrxe
 XRXED=$PWD/$BUILD/bin/xrxed

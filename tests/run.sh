@@ -12,6 +12,10 @@
 # never silent. Full output goes to $BUILD/test-logs/; failures are echoed.
 set -u
 cd "$(dirname "$0")/.."
+# Debian's own programs first: the tests run Debian's python3 (the one with
+# python3-pyverbs) and tools. A user's PATH may put others ahead -- pyenv's
+# python3 shim, a shell script that took 6 s per start at load 8 on 2 cores.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 BUILD=${BUILD:-build}
 LOGS=$BUILD/test-logs
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}

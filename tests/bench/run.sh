@@ -3,6 +3,10 @@
 # printed as one table. Numbers depend on the machine; the ratios are the point.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+# Debian's own programs first: the tests run Debian's python3 (the one with
+# python3-pyverbs) and tools. A user's PATH may put others ahead -- pyenv's
+# python3 shim, a shell script that took 6 s per start at load 8 on 2 cores.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 BUILD=${BUILD:-build}
 
 echo "== ICRC on 4 KiB buffers: ISA-L crc32_gzip_refl vs zlib crc32 (same data, same run)"

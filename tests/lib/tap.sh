@@ -2,6 +2,11 @@
 # TAP output for shell test scripts: tests/run.sh counts "ok", "not ok" and
 # "# SKIP" lines. Source this file, then call the functions below.
 
+# Debian's own programs first: the tests run Debian's python3 (the one with
+# python3-pyverbs) and tools. A user's PATH may put others ahead -- pyenv's
+# python3 shim, a shell script that took 6 s per start at load 8 on 2 cores.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+
 TAP_FAILED=0
 
 tap_ok()   { echo "ok - $*"; }
