@@ -518,11 +518,11 @@ integrity() { # MIB SEED [TIMEOUT]
 # on TCP, so these rows have their own runner. CM_ADDR_H / CM_ADDR_G: the
 # host's and the guest's address of the configuration's family.
 
-# The host-side perftest client's rdma_connect waits 0.5 s (connect_delay.c
+# The host-side perftest client's rdma_connect waits 0.5 s (tests/lib/connect_delay.c
 # says why: a race in perftest 4.5-0.17 that a native client wins against a
 # TCG server, and a crash in its retry). Built here, as a test helper.
 CONNECT_DELAY=$TMP/connect_delay.so
-if ! ${CC:-cc} -O2 -shared -fPIC -o "$CONNECT_DELAY" tests/interop/lib/connect_delay.c -ldl \
+if ! ${CC:-cc} -O2 -shared -fPIC -o "$CONNECT_DELAY" tests/lib/connect_delay.c -ldl \
 	>"$TMP/connect_delay.log" 2>&1; then
 	tap_diag "connect_delay.so not built, perftest -R rows run without it: $(head -n 3 "$TMP/connect_delay.log")"
 	CONNECT_DELAY=
