@@ -86,7 +86,9 @@ if [ $crc = 0 ] && [ $src = 0 ] && grep -qE "^ *65536 +[0-9]+" "$TMP/client.out"
 	tap_ok "ib_write_bw from a SCHED_FIFO daemon survives the peer's daemon stopping for ${STOP_S} s"
 else
 	tap_fail "ib_write_bw from a SCHED_FIFO daemon survives the peer's daemon stopping (client $crc, server $src)"
-	tap_diag "$(tail -n 5 "$TMP/client.out" "$TMP/server.out")"
+	tap_diag "$(grep -vE '^ *(GID|remote address|local address):|^-+$' "$TMP/client.out" | tail -n 15)"
+	tap_diag "$(grep -vE '^ *(GID|remote address|local address):|^-+$' "$TMP/server.out" | tail -n 15)"
+	tap_diag "$(tail -n 10 "$TMP/xrxed-a.log" "$TMP/xrxed-b.log")"
 fi
 if [ "$naps1" -gt "$naps0" ]; then
 	tap_ok "while its QP waited for ACKs the real-time daemon napped ($((naps1 - naps0)) naps)"
