@@ -64,16 +64,39 @@ int xrxe_tp_cq_destroy(struct xrxe_tp *tp, struct xrxe_tp_cq *cq)
 	return -EINVAL;
 }
 
+/*
+ * rxe's ibv_post_send runs the requester before it returns, so the completions
+ * of work that needs no answer from a peer -- UD and UC sends, local
+ * operations (BIND_MW, LOCAL_INV), the flush of a QP in error -- are in the
+ * CQ by the time the application asks for a resize, and a resize below them
+ * fails (rdma-core's test_cq.test_resize_cq posts UD sends and counts on
+ * that). Here the core takes posted WQEs in on its next poll, which the
+ * resize request can overtake; so a resize first lets the queues completing
+ * into this CQ catch up, and counts what the application posted before it.
+ * Bounded: at most one packet per send queue slot of each QP.
+ */
+static void cq_catch_up(struct xrxe_tp *tp, const struct xrxe_tp_cq *cq)
+{
+	struct xrxe_tp_qp *qp;
+
+	for (qp = tp->qps; qp; qp = qp->next) {
+		if (qp->send_cq == cq)
+			xrxe_tpi_req_run(qp, qp->sq_mask + 1);
+		if (qp->send_cq == cq || qp->recv_cq == cq)
+			xrxe_tpi_qp_flush(qp);
+	}
+}
+
 int xrxe_tp_cq_resize(struct xrxe_tp *tp, struct xrxe_tp_cq *cq, struct xrxe_ring *ring,
 		      uint32_t nslots)
 {
 	struct xrxe_ring *old = cq->ring;
 	uint32_t cons, n, log2;
 
-	(void)tp;
 	if (!ring || nslots < 2 || (nslots & (nslots - 1)) || ring->index_mask != nslots - 1 ||
 	    ring->log2_elem_size > 12 || (1u << ring->log2_elem_size) < sizeof(struct xrxe_cqe))
 		return -EINVAL;
+	cq_catch_up(tp, cq);
 	log2 = ring->log2_elem_size;
 	/* Acquire pairs with the application's consumer store-release, as in
 	 * post: the CQEs it has not released yet are the ones to move.

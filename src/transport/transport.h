@@ -166,7 +166,10 @@ int xrxe_tp_cq_destroy(struct xrxe_tp *tp, struct xrxe_tp_cq *cq);
  * create). The CQEs not yet consumed from the old ring are copied, in order,
  * to slots 0.. of the new one, whose producer is published; the notify arm
  * and an overrun carry over; the old ring is never touched again. -EINVAL if
- * the ring is malformed or too small for the CQEs outstanding. */
+ * the ring is malformed or too small for the CQEs outstanding. First the
+ * send queues completing into the CQ run (cq.c): the CQEs outstanding include
+ * those of UD/UC sends and local operations posted before the call, as on
+ * rxe. */
 int xrxe_tp_cq_resize(struct xrxe_tp *tp, struct xrxe_tp_cq *cq, struct xrxe_ring *ring,
 		      uint32_t nslots);
 
