@@ -127,6 +127,48 @@ int xrxe_tp_cq_resize(struct xrxe_tp *tp, struct xrxe_tp_cq *cq, struct xrxe_rin
 	return 0;
 }
 
+/*
+ * A QP modified to RESET leaves no CQE behind: its entries not yet polled are
+ * removed from the CQ (qp.c calls this for its send and receive CQs), as
+ * rdma-core's mlx4 and mlx5 providers clean the CQ on that transition. IBA
+ * 10.3.1 has Reset empty the work queues; a QP taken from Error back to RTS
+ * must not hand the poller of its new work the flush completions of its old
+ * life (rdma-core's test_mr rereg tests restate QPs so and expect success;
+ * rxe, which keeps the CQEs, skips those tests for want of rereg). The shim
+ * holds the CQ's lock across the modify call, so nobody consumes meanwhile:
+ * the other QPs' CQEs move down over the removed ones, in order, and the
+ * producer index moves back by as many.
+ */
+void xrxe_tpi_cq_purge_qp(struct xrxe_tp_cq *cq, uint32_t qpn)
+{
+	struct xrxe_ring *ring = cq->ring;
+	uint32_t cons, n, keep, removed = 0;
+
+	if (cq->overrun)
+		return; /* unusable anyway (IBA 11.4.2.1): leave it as it is */
+	cons = atomic_load_explicit((_Atomic uint32_t *)&ring->consumer, memory_order_acquire) &
+	       cq->mask;
+	n = (cq->prod - cons) & cq->mask;
+	keep = cons;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t from = (cons + i) & cq->mask;
+		struct xrxe_cqe *e = (struct xrxe_cqe *)(ring->data + ((size_t)from << cq->log2));
+
+		if (e->wc.qp_num == qpn) {
+			removed++;
+			continue;
+		}
+		if (keep != from)
+			memcpy(ring->data + ((size_t)keep << cq->log2), e, sizeof(*e));
+		keep = (keep + 1) & cq->mask;
+	}
+	if (!removed)
+		return;
+	cq->prod -= removed;
+	atomic_store_explicit((_Atomic uint32_t *)&ring->producer, cq->prod & cq->mask,
+			      memory_order_release);
+}
+
 static void cq_notify(struct xrxe_tp_cq *cq, bool solicited)
 {
 	_Atomic uint32_t *notify = (_Atomic uint32_t *)&cq->ring->notify;

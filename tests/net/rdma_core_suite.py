@@ -9,7 +9,8 @@
 # test file as TAP comments.
 #
 #   xrxe run -- python3 tests/net/rdma_core_suite.py SUITE_DIR --dev DEVICE
-#       [--exclude-file FILE] [--per-test-timeout S] [run_tests.py options]
+#       [--exclude-file FILE] [--per-test-timeout S] [-k PATTERN]
+#       [run_tests.py options]
 # SUITE_DIR is a copy of the suite with its .py.gz files gunzipped
 # (tests/net/rdma_core_suite.sh makes it). --exclude-file names tests (one id
 # per line, '#' comments) that are reported as SKIP with the reason written
@@ -38,6 +39,7 @@ def take_opt(name, default=None):
 suite_dir = os.path.abspath(sys.argv.pop(1))
 exclude_file = take_opt("--exclude-file")
 per_test_timeout = int(take_opt("--per-test-timeout", "120"))
+only = take_opt("-k")  # run only tests matching this (unittest -k), for debugging
 
 excluded = {}
 if exclude_file:
@@ -161,6 +163,8 @@ def skip_excluded(suite):
 
 signal.signal(signal.SIGALRM, on_alarm)
 loader = unittest.TestLoader()
+if only:
+    loader.testNamePatterns = ["*%s*" % only]
 suite = skip_excluded(loader.loadTestsFromModule(tests))
 result = TapResult()
 start = time.monotonic()

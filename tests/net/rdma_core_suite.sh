@@ -7,7 +7,8 @@
 # each with its reason, and README.md says why.
 #
 #   tests/net/rdma_core_suite.sh     (BUILD=build-san etc. to test another build;
-#                                     RDMA_CORE_TESTS=DIR for another copy of the suite)
+#                                     RDMA_CORE_TESTS=DIR for another copy of the suite;
+#                                     RDMA_CORE_ONLY=PATTERN to run only matching tests)
 set -u
 XRXE_ROOT=${XRXE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 # shellcheck source=tests/lib/tap.sh
@@ -76,7 +77,7 @@ ns_exec "$NS_A" bash -c "$(declare -f sysfs_view); TMP='$TMP' IF_A='$IF_A';
 	sysfs_view || { echo 'not ok - a sysfs view for the suite could not be mounted'; exit 1; }
 	exec env PATH=\"/usr/bin:\$PATH\" timeout 600 \
 	'$XRXE' run -- '$PY' '$XRXE_ROOT/tests/net/rdma_core_suite.py' '$TMP/tests' \
-	--exclude-file '$EXCLUDE' --per-test-timeout 60 --dev 'xrxe_$IF_A'" \
+	--exclude-file '$EXCLUDE' --per-test-timeout 60 --dev 'xrxe_$IF_A' ${RDMA_CORE_ONLY:+-k '$RDMA_CORE_ONLY'}" \
 	>"$TMP/suite.out" 2>"$TMP/suite.err"
 rc=$?
 # Numbers are ours (tap.sh's style, no numbers); the suite's lines pass through.
