@@ -60,6 +60,7 @@ fi
 # interface, and bind mounts of every real class directory beside it. The
 # shim itself never reads it (src/verbs/misc.c answers ENOENT for xrxe
 # devices' sysfs paths).
+# shellcheck disable=SC2317 # runs in the namespace, through declare -f
 sysfs_view() {
 	local real=$TMP/sys-class c
 	mkdir -p "$real"
@@ -73,16 +74,21 @@ sysfs_view() {
 # `xrxe run -- python3 ...` as a user would type it: python3 is Debian's. The
 # runner bounds each test (a hang is one failure, not a stuck CI); the whole
 # run is bounded too.
+only=""
+[ -n "${RDMA_CORE_ONLY:-}" ] && only="-k '$RDMA_CORE_ONLY'"
 ns_exec "$NS_A" bash -c "$(declare -f sysfs_view); TMP='$TMP' IF_A='$IF_A';
 	sysfs_view || { echo 'not ok - a sysfs view for the suite could not be mounted'; exit 1; }
 	exec env PATH=\"/usr/bin:\$PATH\" timeout 600 \
 	'$XRXE' run -- '$PY' '$XRXE_ROOT/tests/net/rdma_core_suite.py' '$TMP/tests' \
-	--exclude-file '$EXCLUDE' --per-test-timeout 60 --dev 'xrxe_$IF_A' ${RDMA_CORE_ONLY:+-k '$RDMA_CORE_ONLY'}" \
+	--exclude-file '$EXCLUDE' --per-test-timeout 60 --dev 'xrxe_$IF_A' $only" \
 	>"$TMP/suite.out" 2>"$TMP/suite.err"
 rc=$?
 # Numbers are ours (tap.sh's style, no numbers); the suite's lines pass through.
 sed -E -n 's/^(ok|not ok) [0-9]+ - /\1 - /p; /^#/p' "$TMP/suite.out"
-if [ $rc -ne 0 ] && ! grep -q '^not ok' "$TMP/suite.out"; then
+if ! grep -qE '^(ok|not ok) ' "$TMP/suite.out"; then
+	tap_fail "the rdma-core suite ran no test (exit status $rc)"
+	tap_diag "$(tail -30 "$TMP/suite.err")"
+elif [ $rc -ne 0 ] && ! grep -q '^not ok' "$TMP/suite.out"; then
 	tap_fail "the rdma-core suite exited with status $rc"
 	tap_diag "$(tail -30 "$TMP/suite.err")"
 	tap_diag "$(tail -20 "$TMP/xrxed.log")"
