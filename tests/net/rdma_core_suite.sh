@@ -46,6 +46,7 @@ cp -r "$SUITE" "$TMP/tests"
 find "$TMP/tests" -name '*.py.gz' -exec gunzip -f {} +
 
 ns_bg "$NS_A" bash -c "exec '$XRXED' -m skb '$IF_A' >'$TMP/xrxed.log' 2>&1"
+DAEMON=$NETNS_LAST_PID
 if ! netns_wait_file "/run/xrxe/$IF_A.sock" 10; then
 	tap_fail "xrxed started on $IF_A"
 	tap_diag "$(cat "$TMP/xrxed.log")"
@@ -92,5 +93,13 @@ elif [ $rc -ne 0 ] && ! grep -q '^not ok' "$TMP/suite.out"; then
 	tap_fail "the rdma-core suite exited with status $rc"
 	tap_diag "$(tail -30 "$TMP/suite.err")"
 	tap_diag "$(tail -20 "$TMP/xrxed.log")"
+fi
+# The daemon served the whole suite; stopped now, it must go cleanly (under
+# BUILD=build-san it reports leaks and undefined behaviour at exit).
+kill "$DAEMON" 2>/dev/null
+wait "$DAEMON" 2>/dev/null
+if grep -qE "Sanitizer|runtime error" "$TMP/xrxed.log"; then
+	tap_fail "no sanitizer report from the daemon"
+	tap_diag "$(grep -E -A5 "Sanitizer|runtime error" "$TMP/xrxed.log" | head -n 30)"
 fi
 exit 0
