@@ -64,16 +64,39 @@ int xrxe_tp_cq_destroy(struct xrxe_tp *tp, struct xrxe_tp_cq *cq)
 	return -EINVAL;
 }
 
+/*
+ * rxe's ibv_post_send runs the requester before it returns, so the completions
+ * of work that needs no answer from a peer -- UD and UC sends, local
+ * operations (BIND_MW, LOCAL_INV), the flush of a QP in error -- are in the
+ * CQ by the time the application asks for a resize, and a resize below them
+ * fails (rdma-core's test_cq.test_resize_cq posts UD sends and counts on
+ * that). Here the core takes posted WQEs in on its next poll, which the
+ * resize request can overtake; so a resize first lets the queues completing
+ * into this CQ catch up, and counts what the application posted before it.
+ * Bounded: at most one packet per send queue slot of each QP.
+ */
+static void cq_catch_up(struct xrxe_tp *tp, const struct xrxe_tp_cq *cq)
+{
+	struct xrxe_tp_qp *qp;
+
+	for (qp = tp->qps; qp; qp = qp->next) {
+		if (qp->send_cq == cq)
+			xrxe_tpi_req_run(qp, qp->sq_mask + 1);
+		if (qp->send_cq == cq || qp->recv_cq == cq)
+			xrxe_tpi_qp_flush(qp);
+	}
+}
+
 int xrxe_tp_cq_resize(struct xrxe_tp *tp, struct xrxe_tp_cq *cq, struct xrxe_ring *ring,
 		      uint32_t nslots)
 {
 	struct xrxe_ring *old = cq->ring;
 	uint32_t cons, n, log2;
 
-	(void)tp;
 	if (!ring || nslots < 2 || (nslots & (nslots - 1)) || ring->index_mask != nslots - 1 ||
 	    ring->log2_elem_size > 12 || (1u << ring->log2_elem_size) < sizeof(struct xrxe_cqe))
 		return -EINVAL;
+	cq_catch_up(tp, cq);
 	log2 = ring->log2_elem_size;
 	/* Acquire pairs with the application's consumer store-release, as in
 	 * post: the CQEs it has not released yet are the ones to move.
@@ -102,6 +125,48 @@ int xrxe_tp_cq_resize(struct xrxe_tp *tp, struct xrxe_tp_cq *cq, struct xrxe_rin
 	cq->log2 = log2;
 	cq->prod = n;
 	return 0;
+}
+
+/*
+ * A QP modified to RESET leaves no CQE behind: its entries not yet polled are
+ * removed from the CQ (qp.c calls this for its send and receive CQs), as
+ * rdma-core's mlx4 and mlx5 providers clean the CQ on that transition. IBA
+ * 10.3.1 has Reset empty the work queues; a QP taken from Error back to RTS
+ * must not hand the poller of its new work the flush completions of its old
+ * life (rdma-core's test_mr rereg tests restate QPs so and expect success;
+ * rxe, which keeps the CQEs, skips those tests for want of rereg). The shim
+ * holds the CQ's lock across the modify call, so nobody consumes meanwhile:
+ * the other QPs' CQEs move down over the removed ones, in order, and the
+ * producer index moves back by as many.
+ */
+void xrxe_tpi_cq_purge_qp(struct xrxe_tp_cq *cq, uint32_t qpn)
+{
+	struct xrxe_ring *ring = cq->ring;
+	uint32_t cons, n, keep, removed = 0;
+
+	if (cq->overrun)
+		return; /* unusable anyway (IBA 11.4.2.1): leave it as it is */
+	cons = atomic_load_explicit((_Atomic uint32_t *)&ring->consumer, memory_order_acquire) &
+	       cq->mask;
+	n = (cq->prod - cons) & cq->mask;
+	keep = cons;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t from = (cons + i) & cq->mask;
+		struct xrxe_cqe *e = (struct xrxe_cqe *)(ring->data + ((size_t)from << cq->log2));
+
+		if (e->wc.qp_num == qpn) {
+			removed++;
+			continue;
+		}
+		if (keep != from)
+			memcpy(ring->data + ((size_t)keep << cq->log2), e, sizeof(*e));
+		keep = (keep + 1) & cq->mask;
+	}
+	if (!removed)
+		return;
+	cq->prod -= removed;
+	atomic_store_explicit((_Atomic uint32_t *)&ring->producer, cq->prod & cq->mask,
+			      memory_order_release);
 }
 
 static void cq_notify(struct xrxe_tp_cq *cq, bool solicited)

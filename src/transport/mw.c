@@ -24,15 +24,22 @@
  * the window need local write on the region (C10-74), and the window lies
  * inside the region (C10-75). Zero-based windows are refused, as rdma-core's
  * rxe provider does. Any failure completes the WQE with IBV_WC_MW_BIND_ERR.
+ *
+ * A bind's access flags are the window's remote rights. IBV_ACCESS_LOCAL_WRITE
+ * among them is accepted and asks nothing of the window (a window is never
+ * used locally; C10-74 asks local write of the region, not of the window);
+ * rdma-core's own tests bind with it, and rxe accepts it. The optional flags
+ * (IBV_ACCESS_OPTIONAL_RANGE, e.g. relaxed ordering) are ignored as
+ * ibv_reg_mr ignores them; any other bit is a bad bind.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "transport/tp_internal.h"
 
-#define MW_ACCESS_ALLOWED \
+#define REMOTE_RIGHTS \
 	(IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)
-#define REMOTE_RIGHTS MW_ACCESS_ALLOWED
+#define MW_ACCESS_ALLOWED (REMOTE_RIGHTS | IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_OPTIONAL_RANGE)
 
 static struct tp_mw *mw_by_index(struct xrxe_tp *tp, uint32_t idx)
 {
@@ -156,7 +163,7 @@ int xrxe_tpi_mw_bind(struct xrxe_tp_qp *qp, const struct xrxe_send_wqe *wr)
 	mw->mr_idx = (uint32_t)(mr - tp->mrs);
 	mr->nmw++;
 	mw->bound = true;
-	mw->access = access;
+	mw->access = access & REMOTE_RIGHTS;
 	mw->addr = addr;
 	mw->length = len;
 	if (mw->type == IBV_MW_TYPE_2)

@@ -524,8 +524,13 @@ int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ib
 			 xrxe_tpi_state_name(next));
 	switch (next) {
 	case IBV_QPS_RESET:
-		if (cur != IBV_QPS_RESET)
+		if (cur != IBV_QPS_RESET) {
 			qp_reset_state(qp);
+			/* nothing of the old life stays in the CQs (cq.c) */
+			xrxe_tpi_cq_purge_qp(qp->send_cq, qp->qpn);
+			if (qp->recv_cq != qp->send_cq)
+				xrxe_tpi_cq_purge_qp(qp->recv_cq, qp->qpn);
+		}
 		qp->state = IBV_QPS_RESET;
 		break;
 	case IBV_QPS_ERR:

@@ -411,6 +411,9 @@ void xrxe_tpi_piece_from_buf(void *arg, uint8_t *host, uint32_t n);
 
 /* cq.c: write one CQE; -EOVERFLOW when the CQ is (or was) full. */
 int xrxe_tpi_cq_post(struct xrxe_tp_cq *cq, const struct ibv_wc *wc, bool solicited);
+/* cq.c: remove the unpolled CQEs of QP qpn (modify to RESET), keeping the
+ * others in order. */
+void xrxe_tpi_cq_purge_qp(struct xrxe_tp_cq *cq, uint32_t qpn);
 
 /* qp.c */
 struct xrxe_tp_qp *xrxe_tpi_qp_lookup(struct xrxe_tp *tp, uint32_t qpn);

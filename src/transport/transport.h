@@ -166,7 +166,10 @@ int xrxe_tp_cq_destroy(struct xrxe_tp *tp, struct xrxe_tp_cq *cq);
  * create). The CQEs not yet consumed from the old ring are copied, in order,
  * to slots 0.. of the new one, whose producer is published; the notify arm
  * and an overrun carry over; the old ring is never touched again. -EINVAL if
- * the ring is malformed or too small for the CQEs outstanding. */
+ * the ring is malformed or too small for the CQEs outstanding. First the
+ * send queues completing into the CQ run (cq.c): the CQEs outstanding include
+ * those of UD/UC sends and local operations posted before the call, as on
+ * rxe. */
 int xrxe_tp_cq_resize(struct xrxe_tp *tp, struct xrxe_tp_cq *cq, struct xrxe_ring *ring,
 		      uint32_t nslots);
 
@@ -217,7 +220,9 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
  * when attr_mask has IBV_QP_AV (the caller resolves attr->ah_attr).
  * To RESET: every transport state is forgotten and both SQ and RQ indices
  * (producer and consumer) restart at 0, as rdma-core's rxe provider resets
- * its own copy; the shim must do the same. To ERR: every outstanding and
+ * its own copy; the shim must do the same. The QP's unpolled CQEs leave its
+ * CQs (as mlx4/mlx5 clean them; the shim holds the CQs' locks across the
+ * call). To ERR: every outstanding and
  * posted WR completes with IBV_WC_WR_FLUSH_ERR (later posts too). */
 int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ibv_qp_attr *attr,
 		      int attr_mask, const struct xrxe_av *av);

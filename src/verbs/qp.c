@@ -809,10 +809,42 @@ struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 	return to_xqp(qp)->ex ? &to_xqp(qp)->qpx : NULL;
 }
 
+/* The QP's CQ locks, the lower address first (one lock when both are the
+ * same CQ), so that two threads resetting QPs never wait on each other. */
+static void cq_pair(struct ibv_qp *ibqp, struct xrxe_cq **a, struct xrxe_cq **b)
+{
+	struct xrxe_cq *s = to_xcq(ibqp->send_cq);
+	struct xrxe_cq *r = ibqp->recv_cq ? to_xcq(ibqp->recv_cq) : s;
+
+	*a = (uintptr_t)s <= (uintptr_t)r ? s : r;
+	*b = s == r ? NULL : (*a == s ? r : s);
+}
+
+static void lock_cqs(struct ibv_qp *ibqp)
+{
+	struct xrxe_cq *a, *b;
+
+	cq_pair(ibqp, &a, &b);
+	pthread_spin_lock(&a->lock);
+	if (b)
+		pthread_spin_lock(&b->lock);
+}
+
+static void unlock_cqs(struct ibv_qp *ibqp)
+{
+	struct xrxe_cq *a, *b;
+
+	cq_pair(ibqp, &a, &b);
+	if (b)
+		pthread_spin_unlock(&b->lock);
+	pthread_spin_unlock(&a->lock);
+}
+
 int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct xrxe_qp *qp = to_xqp(ibqp);
 	struct xrxe_ctrl_modify_qp req;
+	bool to_reset;
 	int ret;
 
 	memset(&req, 0, sizeof(req));
@@ -820,9 +852,16 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	req.attr_mask = (uint32_t)attr_mask;
 	req.attr = *attr;
 	/* The daemon validates the transition (IBA 10.3.1) and resolves the
-	 * path; to Reset it empties the rings before it replies. */
+	 * path; to Reset it empties the rings and removes the QP's unpolled
+	 * CQEs from its CQs before it replies: nobody may consume from those
+	 * meanwhile (src/transport/cq.c). */
+	to_reset = (attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET;
+	if (to_reset)
+		lock_cqs(ibqp);
 	ret = xrxe_conn_call(&to_xctx(ibqp->context)->conn, XRXE_CTRL_MODIFY_QP, &req, sizeof(req),
 			     NULL, 0, NULL, 0, NULL, NULL);
+	if (to_reset)
+		unlock_cqs(ibqp);
 	if (ret)
 		return -ret;
 	if (attr_mask & IBV_QP_STATE) {

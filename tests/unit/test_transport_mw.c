@@ -273,9 +273,55 @@ Test(mw, type1_bind_rebind_and_no_invalidate)
 	env_fini(&e);
 }
 
+/*
+ * rdma-core's own suite (test_mr.MWTest, test_qpex bind_mw) binds windows with
+ * IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE over a region registered
+ * with only IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND. That is a good bind:
+ * the region grants MW_BIND (C10-73) and the local write that remote write
+ * through a window needs (C10-74); it need not grant remote rights itself;
+ * the LOCAL_WRITE bit asks nothing of a window, which is remote-only. A WRITE
+ * through the window then lands, and the window grants nothing it was not
+ * given (no READ).
+ */
+static void suite_bind_case(uint32_t type)
+{
+	struct env e;
+	uint32_t h, rkey0, rkey;
+	struct xrxe_sge sge;
+	struct xrxe_tph_send s;
+
+	env_init(&e, ACC_ALL, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	cr_assert_eq(xrxe_tp_mw_alloc(e.p.h.side[1].tp, e.p.h.side[1].pdn, type, &h, &rkey0), 0);
+	rkey = inc_rkey(rkey0);
+	post_bind(e.p.b, 1, rkey0, rkey, e.blk, bva(&e, 0), BUF,
+		  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE);
+	xrxe_tph_run(&e.p.h, 1000000000ull);
+	cr_assert_eq(poll_one(e.p.cb).status, IBV_WC_SUCCESS, "type %u: bind succeeds", type);
+	post_write(&e, 10, bva(&e, 512), rkey, 1024);
+	xrxe_tph_run(&e.p.h, 1000000000ull);
+	cr_assert_eq(poll_one(e.p.ca).status, IBV_WC_SUCCESS, "type %u: WRITE through it", type);
+	cr_assert_eq(memcmp(e.bbuf + 512, e.abuf, 1024), 0, "type %u: data placed", type);
+
+	sge = (struct xrxe_sge){ (uint64_t)(uintptr_t)e.abuf, 64, e.alk };
+	s = (struct xrxe_tph_send){ .wr_id = 11, .opcode = IBV_WR_RDMA_READ,
+				    .flags = IBV_SEND_SIGNALED, .raddr = bva(&e, 0),
+				    .rkey = rkey, .sge = &sge, .nsge = 1 };
+	cr_assert_eq(xrxe_tph_post_send(e.p.a, &s), 0);
+	xrxe_tph_run(&e.p.h, 1000000000ull);
+	cr_assert_eq(poll_one(e.p.ca).status, IBV_WC_REM_ACCESS_ERR, "type %u: no READ", type);
+	env_fini(&e);
+}
+
+Test(mw, bind_with_local_write_over_local_write_region)
+{
+	suite_bind_case(IBV_MW_TYPE_1);
+	suite_bind_case(IBV_MW_TYPE_2);
+}
+
 /* The bad binds: each completes with IBV_WC_MW_BIND_ERR and the QP leaves RTS. */
 enum bad_bind { BB_SAME_KEY, BB_OTHER_INDEX, BB_OUTSIDE, BB_NO_MW_BIND, BB_ZERO_BASED,
-		BB_TYPE2_ZERO_LEN, BB_TYPE2_TWICE, BB_STALE_MW_KEY, BB_N };
+		BB_TYPE2_ZERO_LEN, BB_TYPE2_TWICE, BB_STALE_MW_KEY, BB_WRITE_NO_LOCAL_WRITE,
+		BB_ATOMIC_NO_LOCAL_WRITE, BB_UNKNOWN_RIGHT, BB_N };
 
 static void bad_bind_case(enum bad_bind k)
 {
@@ -287,6 +333,10 @@ static void bad_bind_case(enum bad_bind k)
 
 	if (k == BB_NO_MW_BIND)
 		mr_access = ACC_ALL;
+	if (k == BB_WRITE_NO_LOCAL_WRITE || k == BB_ATOMIC_NO_LOCAL_WRITE)
+		mr_access = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND; /* C10-74 */
+	if (k == BB_ATOMIC_NO_LOCAL_WRITE)
+		acc = IBV_ACCESS_REMOTE_ATOMIC;
 	env_init(&e, ACC_ALL, mr_access);
 	cr_assert_eq(xrxe_tp_mw_alloc(e.p.h.side[1].tp, e.p.h.side[1].pdn, type, &h, &rkey0), 0);
 	newk = inc_rkey(rkey0);
@@ -312,6 +362,9 @@ static void bad_bind_case(enum bad_bind k)
 		cr_assert_eq(poll_one(e.p.cb).status, IBV_WC_SUCCESS);
 		rkey0 = newk;
 		newk = inc_rkey(newk);
+		break;
+	case BB_UNKNOWN_RIGHT:
+		acc |= 1u << 13; /* no access flag of rdma-core 44 */
 		break;
 	case BB_STALE_MW_KEY:
 		rkey0 = inc_rkey(inc_rkey(rkey0)); /* not the window's current key */

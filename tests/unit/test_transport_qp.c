@@ -428,6 +428,84 @@ Test(transport_qp, reset_clears_psn_state)
 	xrxe_tph_pair_fini(&p);
 }
 
+/*
+ * A QP brought back RESET -> INIT -> RTR -> RTS after an error works as new:
+ * the completions of its old life (the error, the flushes) leave its CQs on
+ * the way through RESET, so the first CQE polled afterwards is its new work's
+ * (rdma-core's test_mr rereg tests restate QPs so; mlx5 cleans the CQ). The
+ * CQEs of another QP sharing the CQ stay, in order.
+ */
+static uint32_t ids_of(struct xrxe_tph_cq *c, struct ibv_wc *wc, int max)
+{
+	return (uint32_t)xrxe_tph_poll_cq(c, wc, max);
+}
+
+Test(transport_qp, reset_after_error_leaves_no_cqe_behind)
+{
+	struct xrxe_tph_pair p;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	static uint8_t buf[16384];
+	uint32_t lka, lkb, ah;
+	struct ibv_wc wc[16];
+	struct xrxe_tph_qp *u, *v;
+	struct xrxe_av av;
+
+	cr_assert_eq(xrxe_tph_pair_init(&p, 12, IBV_QPT_RC, NULL, true), 0);
+	lka = xrxe_tph_mr(&p.h.side[0], buf, 4096, IBV_ACCESS_LOCAL_WRITE, 0);
+	lkb = xrxe_tph_mr(&p.h.side[1], buf + 4096, 4096, IBV_ACCESS_LOCAL_WRITE, 0);
+	/* a UD QP of side 0 sharing A's CQ, sending to one of side 1 */
+	u = xrxe_tph_qp_create(&p.h.side[0], IBV_QPT_UD, p.ca, p.ca, 16, 16, true);
+	v = xrxe_tph_qp_create(&p.h.side[1], IBV_QPT_UD, p.cb, p.cb, 16, 16, true);
+	cr_assert_eq(xrxe_tph_connect(u, v, &p.conn), 0);
+	xrxe_tph_av(&p.h, 0, &av);
+	cr_assert_eq(xrxe_tp_ah_create(p.h.side[0].tp, p.h.side[0].pdn, &av, &ah), 0);
+
+	struct xrxe_sge sa = { (uintptr_t)buf, 64, lka }, sb = { (uintptr_t)buf + 4096, 4096, lkb };
+	struct xrxe_sge bad = { (uintptr_t)buf + 4096, 4096, lkb + 0x100 }; /* no such MR */
+	struct xrxe_sge ra = { (uintptr_t)buf + 8192, 4096, lka };
+	struct xrxe_tph_send ud = { .wr_id = 100, .opcode = IBV_WR_SEND, .sge = &sa, .nsge = 1,
+				    .ah = ah, .rqpn = v->qpn, .rqkey = p.conn.qkey };
+
+	cr_assert_eq(xrxe_tph_post_send(u, &ud), 0);
+	cr_assert(xrxe_tph_run(&p.h, 1000000000ull));
+	/* the error: B's receive names no MR; A also has a receive posted */
+	cr_assert_eq(xrxe_tph_post_recv(p.b, 1, &bad, 1), 0);
+	cr_assert_eq(xrxe_tph_post_recv(p.a, 2, &ra, 1), 0);
+	cr_assert_eq(xrxe_tph_post_send(p.a, &(struct xrxe_tph_send){
+		.wr_id = 3, .opcode = IBV_WR_SEND, .sge = &sa, .nsge = 1 }), 0);
+	cr_assert(xrxe_tph_run(&p.h, 1000000000ull));
+	cr_assert_eq(xrxe_tph_state(p.a), IBV_QPS_ERR);
+	cr_assert_eq(xrxe_tph_state(p.b), IBV_QPS_ERR);
+	ud.wr_id = 101;
+	cr_assert_eq(xrxe_tph_post_send(u, &ud), 0);
+	cr_assert(xrxe_tph_run(&p.h, 1000000000ull));
+	cr_assert_geq(xrxe_tph_cq_count(p.ca), 4, "A's error and flush are in its CQ");
+
+	/* back through RESET to RTS */
+	cr_assert_eq(xrxe_tp_qp_modify(p.h.side[0].tp, p.a->qp, &a, IBV_QP_STATE, NULL), 0);
+	cr_assert_eq(xrxe_tp_qp_modify(p.h.side[1].tp, p.b->qp, &a, IBV_QP_STATE, NULL), 0);
+	p.a->sq_prod = p.a->rq_prod = p.b->sq_prod = p.b->rq_prod = 0;
+	cr_assert_eq(ids_of(p.ca, wc, 16), 2, "only the UD QP's CQEs stay in A's CQ");
+	cr_assert_eq(wc[0].wr_id, 100, "in order");
+	cr_assert_eq(wc[1].wr_id, 101);
+	cr_assert_eq(wc[0].qp_num, u->qpn);
+	cr_assert_eq(ids_of(p.cb, wc, 16), 0, "nothing of B's stays in its CQ");
+	cr_assert_eq(xrxe_tph_connect(p.a, p.b, &p.conn), 0);
+
+	/* new work completes as it should, first in line */
+	cr_assert_eq(xrxe_tph_post_recv(p.b, 11, &sb, 1), 0);
+	cr_assert_eq(xrxe_tph_post_send(p.a, &(struct xrxe_tph_send){
+		.wr_id = 12, .opcode = IBV_WR_SEND, .sge = &sa, .nsge = 1 }), 0);
+	cr_assert(xrxe_tph_run(&p.h, 1000000000ull));
+	cr_assert_eq(ids_of(p.ca, wc, 16), 1);
+	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc[0].wr_id, 12);
+	cr_assert_eq(ids_of(p.cb, wc, 16), 1);
+	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc[0].wr_id, 11);
+	xrxe_tph_pair_fini(&p);
+}
+
 Test(transport_qp, objects_and_busy)
 {
 	struct xrxe_tph h;

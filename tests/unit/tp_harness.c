@@ -293,6 +293,22 @@ struct xrxe_tph_cq *xrxe_tph_cq_create(struct xrxe_tph_side *s, uint32_t nslots)
 	return c;
 }
 
+int xrxe_tph_cq_resize(struct xrxe_tph_cq *c, uint32_t nslots)
+{
+	struct xrxe_ring *ring = ring_alloc(nslots, sizeof(struct xrxe_cqe));
+	int err = xrxe_tp_cq_resize(c->s->tp, c->cq, ring, nslots);
+
+	if (err) {
+		free(ring);
+		return err;
+	}
+	free(c->ring);
+	c->ring = ring;
+	c->nslots = nslots;
+	c->cons = 0;
+	return 0;
+}
+
 void xrxe_tph_cq_destroy(struct xrxe_tph_cq *c)
 {
 	struct xrxe_tph *h = c->s->h;
