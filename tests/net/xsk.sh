@@ -40,7 +40,12 @@ GEN_COUNT=${GEN_COUNT:-20000}
 # At these rates it rides out stalls of 80-90 ms (ref/afxdp.md pitfall 13).
 GEN_RATE_SMALL=${GEN_RATE_SMALL:-100000}
 GEN_RATE_JUMBO=${GEN_RATE_JUMBO:-30000}
-GEN_RX_RINGS="--rx-ring 8192 --frames 32768"
+# At load 12 it was still descheduled for longer (1 495 of 20 000 jumbo
+# frames dropped at its full RX ring): frames the kernel counts as dropped
+# at the socket's rings may be missing (--ring-loss-ok); every frame that
+# arrives must still be intact and in order, and none may go missing
+# otherwise.
+GEN_RX_RINGS="--rx-ring 8192 --frames 32768 --ring-loss-ok"
 for bin in "$XRXE" "$XSKPROBE"; do
 	if [ ! -x "$bin" ]; then
 		tap_fail "$bin is built (make tests)"
@@ -71,6 +76,11 @@ rx_check() {
 	rc=$?
 	if [ $rc -eq 0 ]; then
 		tap_ok "$desc"
+		# (--ring-loss-ok: what the kernel dropped at a full ring)
+		local drops
+		drops=$(sed -n 's/^rx_ring_drops //p' "$TMP/$name.out")
+		[ "${drops:-0}" = 0 ] ||
+			tap_diag "the receiver's full rings dropped $drops frames, counted by the kernel; none lost otherwise"
 	else
 		tap_fail "$desc"
 		tap_diag "receiver exited $rc:"
@@ -178,7 +188,7 @@ run_config() {
 	fi
 	n=$GEN_COUNT
 	for size in $sizes; do
-		receive "$tag: $n generated $size-byte frames arrive intact (pattern, sequence, count)" \
+		receive "$tag: $n generated $size-byte frames arrive intact (pattern, sequence, count less the kernel's ring drops)" \
 			"gen-$size" "--count $n --expect-valid $n --check-pattern --timeout 30 $GEN_RX_RINGS" \
 			gen "$IF_A" --addrs "$rw" --size "$size" --count "$n" --rate "$(gen_rate "$size")"
 	done
