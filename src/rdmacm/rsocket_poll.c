@@ -50,8 +50,13 @@ short rs_poll_events(struct rsocket *rs, short events)
 		rev |= POLLIN;
 	if ((events & POLLOUT) && rs_conn_can_send(rs))
 		rev |= POLLOUT;
-	if (!(rs->state & RS_CONNECTED))
+	/* Hang-up (or error) once the data that arrived before it is read:
+	 * a reader polling for POLLIN first gets its last bytes (TCP, too,
+	 * reports only POLLIN|POLLRDHUP while a peer's FIN waits behind data). */
+	if (!(rs->state & RS_CONNECTED) && !rs_have_rdata(rs))
 		rev |= rs->reset ? (POLLHUP | POLLERR) : POLLHUP;
+	else if (!(rs->state & RS_CONNECTED))
+		rev |= events & POLLRDHUP;
 	else if (!(rs->state & RS_READABLE))
 		rev |= events & POLLRDHUP;
 out:
