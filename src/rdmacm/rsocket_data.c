@@ -143,6 +143,8 @@ int rs_create_ep(struct rsocket *rs)
 	rs->ctrl_max_seqno = RS_QP_CTRL_SIZE;
 	rs->sqe_avail = rs->sq_size - RS_QP_CTRL_SIZE;
 	rs->rseq_comp = (uint16_t)(rs->rq_size >> 1);
+	rs->rseq_recv = 0;
+	rs->rseq_limit = (uint16_t)rs->rq_size; /* the credits of the connection data */
 	for (uint32_t i = 0; i < rs->rq_size; i++) {
 		err = rs_post_recv(rs);
 		if (err)
@@ -331,6 +333,7 @@ static void rs_send_credits(struct rsocket *rs)
 
 	rs->ctrl_seqno++;
 	rs->rseq_comp = (uint16_t)(rs->rseq_no + (rs->rq_size >> 1));
+	rs->rseq_limit = (uint16_t)(rs->rseq_no + rs->rq_size);
 	if (rs->rbuf_bytes_avail < half) {
 		err = rs_post_write(rs, NULL, 0, msg, true, false, 0, 0);
 		goto out;
@@ -383,9 +386,23 @@ static void rs_handle_msg(struct rsocket *rs, uint32_t imm)
 {
 	uint32_t op = RS_MSG_OP(imm), arg = RS_MSG_ARG(imm), next;
 
+	/* Data and iomap updates each take one of the credits we granted. */
+	if (op == RS_OP_DATA || op == RS_OP_IOMAP_SGL) {
+		if (rs->rseq_recv == rs->rseq_limit) {
+			rs_protocol_error(rs, "peer sent beyond its credits (limit %u)%.0u",
+					  rs->rseq_limit, 0);
+			return;
+		}
+		rs->rseq_recv++;
+	}
 	switch (op) {
 	case RS_OP_DATA:
-		/* It must fit what we granted and have a message credit. */
+		/* It must carry data (rrecv would take an empty one for the
+		 * end of the stream), fit what we granted and have a credit. */
+		if (!arg) {
+			rs_protocol_error(rs, "peer sent an empty data message%.0u%.0u", 0, 0);
+			return;
+		}
 		if (arg > rs->rbuf_granted) {
 			rs_protocol_error(rs, "peer wrote %u bytes with %u granted", arg,
 					  rs->rbuf_granted);

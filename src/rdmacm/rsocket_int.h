@@ -132,6 +132,9 @@ struct rsocket {
 	uint32_t *rmsg;            /* lengths of received data messages, rq_size + 1 ring */
 	uint32_t rmsg_head, rmsg_tail;
 	uint16_t rseq_no, rseq_comp;
+	/* Messages that take a credit (data, iomap updates): received so
+	 * far, and the limit our grants allow (checked: rs_handle_msg). */
+	uint16_t rseq_recv, rseq_limit;
 
 	/* --- riomap --- */
 	struct rs_iomap_mr *iomaps;

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A hostile rsocket peer and its victim, for tests/net/rsockets.sh.
+ *
+ *   rs_hostile server MODE ADDR PORT   an RDMA CM server that speaks the
+ *                                      rsocket protocol (docs/rsockets.md)
+ *                                      and breaks it as MODE says
+ *   rs_hostile client ADDR PORT recv|trickle|send|connect
+ *                                      an rsocket client (rconnect, then
+ *                                      blocking rrecv or rsend until
+ *                                      something fails)
+ *
+ * The client prints what it got ("rconnect: -1 errno ..." / "rrecv: -1
+ * errno ...") and exits 0 only if the call failed with an error, within the
+ * 20 s its alarm allows (a hang is SIGALRM, a crash a signal: both fail).
+ *
+ * Server modes (after an otherwise correct accept unless said):
+ *   bad-version   the REP's connection data says version 2
+ *   short-data    the REP carries 8 bytes of private data, not 40
+ *   no-credits    the REP grants 0 message credits
+ *   no-buffer     the REP grants a 0-byte receive buffer
+ *   overrun       a data message claiming 256 MiB, more than granted
+ *   reserved-op   an immediate with reserved op 5
+ *   bad-ctrl      a control message with an unknown code (99)
+ *   bad-iomap     an iomap update for entry 1000 (none were announced)
+ *   send          a 0-byte SEND instead of an RDMA WRITE WITH IMMEDIATE
+ *   empty-data    a data message of 0 bytes (rrecv would return "EOF")
+ *   flood         1000 1-byte data messages: more than the client's 384
+ *                 credits (with the client's trickle, which never reads:
+ *                 it sends a byte every 10 ms)
+ *   vanish        exits without closing (its daemon sends the DREQ)
+ */
+#include <endian.h>
+#include <errno.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdma/rdma_cma.h>
+#include <rdma/rsocket.h>
+
+/* The wire layout (src/rdmacm/rsocket_proto.h, docs/rsockets.md). */
+struct sge_wire {
+	uint64_t addr;
+	uint32_t key;
+	uint32_t length;
+};
+struct conn_data {
+	uint8_t version, flags;
+	uint16_t credits;
+	uint8_t reserved[3], iomap_size;
+	struct sge_wire target_sgl, data_buf;
+};
+#define MSG(op, arg) (((uint32_t)(op) << 29) | ((uint32_t)(arg) & 0x1FFFFFFFu))
+
+static int die(const char *what)
+{
+	fprintf(stderr, "rs_hostile: %s: %s\n", what, strerror(errno));
+	exit(2);
+}
+
+static int resolve(const char *addr, const char *port, struct sockaddr_storage *ss)
+{
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST }, *ai;
+
+	if (getaddrinfo(addr, port, &hints, &ai))
+		return -1;
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	freeaddrinfo(ai);
+	return 0;
+}
+
+static struct rdma_cm_event *wait_event(struct rdma_event_channel *ch,
+					enum rdma_cm_event_type want)
+{
+	struct rdma_cm_event *ev;
+
+	for (;;) {
+		if (rdma_get_cm_event(ch, &ev))
+			die("rdma_get_cm_event");
+		if (ev->event == want)
+			return ev;
+		fprintf(stderr, "rs_hostile: event %s\n", rdma_event_str(ev->event));
+		rdma_ack_cm_event(ev);
+	}
+}
+
+static void post_imm(struct rdma_cm_id *id, enum ibv_wr_opcode op, uint32_t imm)
+{
+	struct ibv_send_wr wr = { .opcode = op, .imm_data = htobe32(imm),
+				  .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+	struct ibv_wc wc;
+
+	if (ibv_post_send(id->qp, &wr, &bad))
+		die("ibv_post_send");
+	while (ibv_poll_cq(id->send_cq, 1, &wc) == 0)
+		usleep(100);
+}
+
+static int server(const char *mode, const char *addr, const char *port)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *lid, *id;
+	struct rdma_cm_event *ev;
+	struct sockaddr_storage ss;
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .sq_sig_all = 0,
+				       .cap = { .max_send_wr = 64, .max_recv_wr = 512,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	struct rdma_conn_param param = { .retry_count = 7, .rnr_retry_count = 7 };
+	struct conn_data cd = { .version = 1, .flags = 2, .credits = htobe16(512) };
+	static uint8_t target[4096] __attribute__((aligned(4096)));
+	static uint8_t data[1 << 16] __attribute__((aligned(4096)));
+	struct ibv_mr *tmr, *dmr;
+	size_t cdlen = sizeof(cd);
+
+	if (!ch || rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP))
+		die("rdma_create_id");
+	if (resolve(addr, port, &ss) || rdma_bind_addr(lid, (struct sockaddr *)&ss) ||
+	    rdma_listen(lid, 1))
+		die("rdma_bind_addr/listen");
+	printf("listening\n");
+	fflush(stdout);
+	ev = wait_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	id = ev->id;
+	rdma_ack_cm_event(ev);
+	if (rdma_create_qp(id, NULL, &qa))
+		die("rdma_create_qp");
+	for (int i = 0; i < 512; i++) {
+		struct ibv_recv_wr rwr = { .wr_id = (uint64_t)i }, *bad;
+
+		if (ibv_post_recv(id->qp, &rwr, &bad))
+			die("ibv_post_recv");
+	}
+	tmr = ibv_reg_mr(id->pd, target, sizeof(target),
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	dmr = ibv_reg_mr(id->pd, data, sizeof(data),
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!tmr || !dmr)
+		die("ibv_reg_mr");
+	cd.target_sgl = (struct sge_wire){ htobe64((uintptr_t)target), htobe32(tmr->rkey),
+					   htobe32(2) };
+	cd.data_buf = (struct sge_wire){ htobe64((uintptr_t)data), htobe32(dmr->rkey),
+					 htobe32(sizeof(data) / 2) };
+	if (!strcmp(mode, "bad-version"))
+		cd.version = 2;
+	else if (!strcmp(mode, "short-data"))
+		cdlen = 8;
+	else if (!strcmp(mode, "no-credits"))
+		cd.credits = 0;
+	else if (!strcmp(mode, "no-buffer"))
+		cd.data_buf.length = 0;
+	param.private_data = &cd;
+	param.private_data_len = (uint8_t)cdlen;
+	if (rdma_accept(id, &param))
+		die("rdma_accept");
+	ev = wait_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+	rdma_ack_cm_event(ev);
+	usleep(300 * 1000); /* the client is in rrecv/rsend by now */
+
+	if (!strcmp(mode, "overrun"))
+		post_imm(id, IBV_WR_RDMA_WRITE_WITH_IMM, MSG(0, 1u << 28));
+	else if (!strcmp(mode, "reserved-op"))
+		post_imm(id, IBV_WR_RDMA_WRITE_WITH_IMM, MSG(5, 0));
+	else if (!strcmp(mode, "bad-ctrl"))
+		post_imm(id, IBV_WR_RDMA_WRITE_WITH_IMM, MSG(7, 99));
+	else if (!strcmp(mode, "bad-iomap"))
+		post_imm(id, IBV_WR_RDMA_WRITE_WITH_IMM, MSG(6, 1000));
+	else if (!strcmp(mode, "send"))
+		post_imm(id, IBV_WR_SEND_WITH_IMM, MSG(0, 0));
+	else if (!strcmp(mode, "empty-data"))
+		post_imm(id, IBV_WR_RDMA_WRITE_WITH_IMM, MSG(0, 0));
+	else if (!strcmp(mode, "flood"))
+		for (int i = 0; i < 1000; i++)
+			post_imm(id, IBV_WR_RDMA_WRITE_WITH_IMM, MSG(0, 1));
+	else if (!strcmp(mode, "vanish"))
+		_exit(0); /* no DISCONNECT message, no rdma_disconnect */
+	/* Stay until the client gives up on us (its DREQ), at most 15 s. */
+	alarm(15);
+	ev = wait_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+	rdma_ack_cm_event(ev);
+	return 0;
+}
+
+static int client(const char *addr, const char *port, const char *what)
+{
+	struct sockaddr_storage ss;
+	static char buf[1 << 16];
+	ssize_t r;
+	int s;
+
+	alarm(20); /* a hang fails the test (SIGALRM) */
+	if (resolve(addr, port, &ss))
+		return 2;
+	s = rsocket(ss.ss_family, SOCK_STREAM, 0);
+	if (s < 0)
+		die("rsocket");
+	if (rconnect(s, (struct sockaddr *)&ss,
+		     ss.ss_family == AF_INET ? sizeof(struct sockaddr_in)
+					     : sizeof(struct sockaddr_in6))) {
+		printf("rconnect: -1 errno %d (%s)\n", errno, strerror(errno));
+		return !strcmp(what, "connect") ? 0 : 1;
+	}
+	if (!strcmp(what, "connect")) {
+		printf("rconnect: 0 (connected to a peer it should have refused)\n");
+		return 1;
+	}
+	for (;;) {
+		if (!strcmp(what, "trickle")) {
+			usleep(10000);
+			r = rsend(s, buf, 1, 0);
+		} else if (!strcmp(what, "send"))
+			r = rsend(s, buf, sizeof(buf), 0);
+		else
+			r = rrecv(s, buf, sizeof(buf), 0);
+		if (r > 0)
+			continue;
+		printf("%s: %zd errno %d (%s)\n", what, r, r < 0 ? errno : 0,
+		       r < 0 ? strerror(errno) : "end of stream");
+		rclose(s);
+		return r < 0 ? 0 : 1;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 5 && !strcmp(argv[1], "server"))
+		return server(argv[2], argv[3], argv[4]);
+	if (argc == 5 && !strcmp(argv[1], "client"))
+		return client(argv[2], argv[3], argv[4]);
+	fprintf(stderr, "usage: rs_hostile server MODE ADDR PORT | client ADDR PORT recv|trickle|send|connect\n");
+	return 2;
+}
