@@ -296,7 +296,7 @@ static struct rsocket *rs_accept_one(struct rsocket *ls, struct rdma_cm_event *e
 	child->context = rs;
 	rs->cm_id = child;
 	if (plen < sizeof(cd) || ((const struct rs_conn_data *)pdata)->version != RS_PROTO_VERSION)
-		err = -EPROTO;
+		err = rs_save_conn_data(rs, pdata, plen); /* says why, before any QP */
 	if (!err)
 		err = rs_create_ep(rs);
 	if (!err)
@@ -434,8 +434,7 @@ static void rs_cm_event(struct rsocket *rs, struct rdma_cm_event *ev)
 		if (rs_save_conn_data(rs, ev->param.conn.private_data,
 				      ev->param.conn.private_data ? ev->param.conn.private_data_len
 								  : 0)) {
-			cm_warn("rsocket %d: the peer's connection data is not rsocket version 1",
-				rs->index);
+			/* (rs_save_conn_data said why) */
 			rs_connect_error(rs, ECONNREFUSED);
 			rdma_disconnect(rs->cm_id);
 			break;

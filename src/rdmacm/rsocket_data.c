@@ -211,11 +211,17 @@ int rs_save_conn_data(struct rsocket *rs, const void *data, size_t len)
 	struct rs_conn_data cd;
 	struct rs_sge buf;
 
-	if (!data || len < sizeof(cd))
+	if (!data || len < sizeof(cd)) {
+		cm_warn("rsocket: the peer's connection data has %zu bytes, not %zu",
+			data ? len : 0, sizeof(cd));
 		return -EPROTO;
+	}
 	memcpy(&cd, data, sizeof(cd));
-	if (cd.version != RS_PROTO_VERSION)
+	if (cd.version != RS_PROTO_VERSION) {
+		cm_warn("rsocket: the peer speaks rsocket version %u, not %u", cd.version,
+			RS_PROTO_VERSION);
 		return -EPROTO;
+	}
 	rs->remote_sgl.addr = be64toh(cd.target_sgl.addr);
 	rs->remote_sgl.length = be32toh(cd.target_sgl.length);
 	rs->remote_sgl.key = be32toh(cd.target_sgl.key);
@@ -225,8 +231,12 @@ int rs_save_conn_data(struct rsocket *rs, const void *data, size_t len)
 	/* A peer that grants no buffer, no credits or an empty SGL array
 	 * could never be sent to: refuse it rather than hang a writer. */
 	if (!rs->remote_sgl.length || rs->remote_sgl.length > 0xFFFF || !buf.length ||
-	    !be16toh(cd.credits))
+	    !be16toh(cd.credits)) {
+		cm_warn("rsocket: the peer grants %u credits, a %u-byte buffer and %u SGL entries: "
+			"nothing could be sent",
+			be16toh(cd.credits), buf.length, rs->remote_sgl.length);
 		return -EPROTO;
+	}
 	rs->swap_sgl = !!(cd.flags & RS_CONN_FLAG_NET) != rs_host_is_net();
 	if (cd.flags & RS_CONN_FLAG_IOMAP) {
 		rs->remote_iomap.addr = rs->remote_sgl.addr +

@@ -8,7 +8,10 @@
  *   rs_echo client ADDR PORT BYTES    send BYTES of a pseudo-random pattern,
  *                                     non-blocking, with poll() for both
  *                                     directions; check every byte echoed;
- *                                     shutdown(SHUT_WR); expect EOF
+ *                                     shutdown(SHUT_WR); expect EOF. Its
+ *                                     poll() also watches a pipe (an
+ *                                     ordinary descriptor) written halfway:
+ *                                     rpoll must report both kinds
  *
  * Exit 0 and "echoed N bytes, all equal" on success.
  */
@@ -98,21 +101,32 @@ static int client(const char *addr, const char *port, uint64_t total)
 	static uint8_t buf[65536];
 	uint64_t sent = 0, got = 0;
 	int s = sock_for(addr, port, 0);
-	int shut = 0;
+	int shut = 0, pipefd[2], pipe_seen = 0;
 
 	if (s < 0)
 		return fail("connect");
 	if (fcntl(s, F_SETFL, fcntl(s, F_GETFL) | O_NONBLOCK))
 		return fail("fcntl");
-	while (got < total || !shut) {
-		struct pollfd p = { .fd = s, .events = POLLIN };
+	if (pipe(pipefd))
+		return fail("pipe");
+	while (got < total || !shut || !pipe_seen) {
+		struct pollfd pp[2] = { { .fd = s, .events = POLLIN },
+					{ .fd = pipefd[0], .events = POLLIN } };
+		struct pollfd *p = &pp[0];
 		ssize_t n;
 
 		if (sent < total)
-			p.events |= POLLOUT;
-		if (poll(&p, 1, 30000) <= 0)
+			p->events |= POLLOUT;
+		if (poll(pp, 2, 30000) <= 0)
 			return fail("poll (nothing for 30 s)");
-		if ((p.revents & POLLOUT) && sent < total) {
+		if (pp[1].revents & POLLIN) {
+			char c;
+
+			if (read(pipefd[0], &c, 1) != 1)
+				return fail("read (pipe)");
+			pipe_seen = 1;
+		}
+		if ((p->revents & POLLOUT) && sent < total) {
 			size_t len = total - sent < 40000 ? (size_t)(total - sent) : 40000;
 
 			for (size_t i = 0; i < len; i++)
@@ -120,6 +134,9 @@ static int client(const char *addr, const char *port, uint64_t total)
 			n = write(s, buf, len);
 			if (n < 0 && errno != EAGAIN)
 				return fail("write");
+			if (n > 0 && sent < total / 2 && sent + (uint64_t)n >= total / 2 &&
+			    write(pipefd[1], "x", 1) != 1)
+				return fail("write (pipe)");
 			if (n > 0)
 				sent += (uint64_t)n;
 		}
@@ -128,7 +145,7 @@ static int client(const char *addr, const char *port, uint64_t total)
 				return fail("shutdown");
 			shut = 1;
 		}
-		if (p.revents & (POLLIN | POLLHUP)) {
+		if (p->revents & (POLLIN | POLLHUP)) {
 			n = read(s, buf, sizeof(buf));
 			if (n < 0 && errno != EAGAIN)
 				return fail("read");
@@ -147,7 +164,8 @@ static int client(const char *addr, const char *port, uint64_t total)
 		}
 	}
 	close(s);
-	printf("echoed %llu bytes, all equal\n", (unsigned long long)total);
+	printf("echoed %llu bytes, all equal; the pipe polled beside the socket was reported\n",
+	       (unsigned long long)total);
 	return 0;
 }
 
