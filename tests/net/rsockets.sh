@@ -18,7 +18,9 @@
 # empty data message, reserved ops and control codes, an iomap update out of
 # range, a SEND, messages beyond the credits, a peer that vanishes while the
 # client receives or sends — each must end the caller's call with an error
-# (ECONNREFUSED / ECONNRESET) within its 20 s alarm, never hang or crash.
+# (ECONNREFUSED / ECONNRESET) within its 20 s alarm, never hang or crash;
+# and an rstream server that gets requests with broken connection data
+# rejects them and goes on serving.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
@@ -159,8 +161,26 @@ for spec in bad-version:connect:111 short-data:connect:111 no-credits:connect:11
 	fi
 done
 
-# The daemons are still well after all of it: one more verified transfer.
+# The other way round: an rstream server gets three requests with broken
+# connection data (rs_hostile connect), rejects each, and then serves an
+# honest client as if nothing had happened.
 next_port
-pair "rstream after the hostile peers: 200 x 4 KiB, verified" "$NS_A" "$NS_B" $PORT -- \
-	rstream -b "$IP4_A" -p $PORT -S 4096 -C 200 -T b -T v -- \
-	rstream -s "$IP4_A" -p $PORT -S 4096 -C 200 -T b -T v
+log=$TMP/hostile_requests
+ns_exec "$NS_A" timeout "$T" "${RUN[@]}" rstream -b "$IP4_A" -p $PORT -S 4096 -C 200 -T b -T v \
+	>"$log.server" 2>&1 &
+spid=$!
+if wait_cm_listen "$NS_A" $PORT; then
+	for mode in bad-version short-data no-credits; do
+		tap_check "rstream's raccept rejects a request whose connection data is '$mode'" \
+			ns_exec "$NS_B" timeout 30 "${RUN[@]}" "$HOSTILE" connect $mode "$IP4_A" $PORT
+	done
+	tap_check "... and then serves an honest rstream client: 200 x 4 KiB, verified" \
+		ns_exec "$NS_B" timeout "$T" "${RUN[@]}" rstream -s "$IP4_A" -p $PORT -S 4096 -C 200 \
+		-T b -T v
+	wait $spid
+	tap_check "... and exits 0" test $? -eq 0
+else
+	tap_fail "rstream server for the broken requests started"
+	kill $spid 2>/dev/null
+fi
+sed 's/^/#   server: /' "$log.server" | grep librdmacm

@@ -5,6 +5,11 @@
  *   rs_hostile server MODE ADDR PORT   an RDMA CM server that speaks the
  *                                      rsocket protocol (docs/rsockets.md)
  *                                      and breaks it as MODE says
+ *   rs_hostile connect MODE ADDR PORT  the other way round: a client whose
+ *                                      REQ carries broken connection data
+ *                                      (bad-version, short-data, no-credits)
+ *                                      to an rsocket server; exits 0 if it is
+ *                                      rejected
  *   rs_hostile client ADDR PORT recv|trickle|send|connect
  *                                      an rsocket client (rconnect, then
  *                                      blocking rrecv or rsend until
@@ -185,6 +190,62 @@ static int server(const char *mode, const char *addr, const char *port)
 	return 0;
 }
 
+static int bad_connect(const char *mode, const char *addr, const char *port)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 4,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	struct conn_data cd = { .version = 1, .flags = 2, .credits = htobe16(64) };
+	static uint8_t target[4096] __attribute__((aligned(4096)));
+	struct rdma_conn_param param = { .retry_count = 7, .rnr_retry_count = 7 };
+	struct sockaddr_storage ss;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	struct ibv_mr *mr;
+	int rejected;
+
+	alarm(20);
+	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) || resolve(addr, port, &ss) ||
+	    rdma_resolve_addr(id, NULL, (struct sockaddr *)&ss, 2000))
+		die("rdma_resolve_addr");
+	rdma_ack_cm_event(wait_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(id, 2000))
+		die("rdma_resolve_route");
+	rdma_ack_cm_event(wait_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	if (rdma_create_qp(id, NULL, &qa))
+		die("rdma_create_qp");
+	mr = ibv_reg_mr(id->pd, target, sizeof(target),
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		die("ibv_reg_mr");
+	cd.target_sgl = (struct sge_wire){ htobe64((uintptr_t)target), htobe32(mr->rkey), htobe32(2) };
+	cd.data_buf = (struct sge_wire){ htobe64((uintptr_t)target + 64), htobe32(mr->rkey),
+					 htobe32(1024) };
+	param.private_data = &cd;
+	param.private_data_len = sizeof(cd);
+	if (!strcmp(mode, "bad-version"))
+		cd.version = 7;
+	else if (!strcmp(mode, "short-data"))
+		param.private_data_len = 8;
+	else if (!strcmp(mode, "no-credits"))
+		cd.credits = 0;
+	if (rdma_connect(id, &param))
+		die("rdma_connect");
+	for (;;) {
+		if (rdma_get_cm_event(ch, &ev))
+			die("rdma_get_cm_event");
+		if (ev->event != RDMA_CM_EVENT_CONNECT_RESPONSE &&
+		    ev->event != RDMA_CM_EVENT_ADDR_RESOLVED)
+			break;
+		rdma_ack_cm_event(ev);
+	}
+	rejected = ev->event == RDMA_CM_EVENT_REJECTED;
+	printf("%s: %s\n", mode, rdma_event_str(ev->event));
+	rdma_ack_cm_event(ev);
+	return rejected ? 0 : 1;
+}
+
 static int client(const char *addr, const char *port, const char *what)
 {
 	struct sockaddr_storage ss;
@@ -230,8 +291,10 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 5 && !strcmp(argv[1], "server"))
 		return server(argv[2], argv[3], argv[4]);
+	if (argc == 5 && !strcmp(argv[1], "connect"))
+		return bad_connect(argv[2], argv[3], argv[4]);
 	if (argc == 5 && !strcmp(argv[1], "client"))
 		return client(argv[2], argv[3], argv[4]);
-	fprintf(stderr, "usage: rs_hostile server MODE ADDR PORT | client ADDR PORT recv|trickle|send|connect\n");
+	fprintf(stderr, "usage: rs_hostile server|connect MODE ADDR PORT | client ADDR PORT recv|trickle|send|connect\n");
 	return 2;
 }
