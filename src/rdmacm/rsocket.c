@@ -24,10 +24,6 @@
 
 ssize_t rs_stream_sendv(struct rsocket *rs, const struct iovec *iov, int iovcnt, int flags);
 ssize_t rs_stream_recvv(struct rsocket *rs, const struct iovec *iov, int iovcnt, int flags);
-ssize_t rs_dgram_sendto(struct rsocket *rs, const struct iovec *iov, int iovcnt, int flags,
-			const struct sockaddr *to, socklen_t tolen);
-ssize_t rs_dgram_recvfrom(struct rsocket *rs, const struct iovec *iov, int iovcnt, int flags,
-			  struct sockaddr *from, socklen_t *fromlen);
 
 /* --- the table: index (a descriptor we own) -> rsocket ---------------------- */
 
@@ -69,6 +65,16 @@ static void rs_remove(struct rsocket *rs)
 	if (rs->index >= 0 && rs->index < rs_table_size && rs_table[rs->index] == rs)
 		rs_table[rs->index] = NULL;
 	pthread_mutex_unlock(&rs_table_lock);
+}
+
+int rs_table_insert(struct rsocket *rs)
+{
+	return rs_insert(rs);
+}
+
+void rs_table_remove(struct rsocket *rs)
+{
+	rs_remove(rs);
 }
 
 struct rsocket *rs_lookup(int index)
@@ -499,7 +505,7 @@ int rconnect(int socket, const struct sockaddr *addr, socklen_t addrlen)
 	if (!rs)
 		return -1;
 	if (rs->type == SOCK_DGRAM)
-		return connect(rs->index, addr, addrlen) ? -1 : 0;
+		return rs_ret(rs_dgram_connect(rs, addr, addrlen));
 	pthread_mutex_lock(&rs->lock);
 	switch (rs->state) {
 	case RS_INIT:
@@ -606,8 +612,6 @@ int rshutdown(int socket, int how)
 	pthread_mutex_unlock(&rs->lock);
 	return rs_ret(ret);
 }
-
-void rs_dgram_close(struct rsocket *rs);
 
 int rclose(int socket)
 {

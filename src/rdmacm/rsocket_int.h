@@ -68,6 +68,8 @@ enum {
 #define RS_WR_RECV (1ull << 63)
 #define RS_WR_ID(msg) ((uint64_t)(uint32_t)(msg))
 
+struct rs_dgram;
+
 struct rs_iomap_mr {
 	struct rs_iomap_mr *next;
 	struct ibv_mr *mr;
@@ -148,7 +150,7 @@ struct rsocket {
 	struct rsocket *ka_next;
 	uint64_t ka_due_us;
 
-	struct rsocket *dgram; /* unused for streams */
+	struct rs_dgram *ds; /* datagram rsockets only (rsocket_dgram.c) */
 };
 
 /* --- table (rsocket.c) ---------------------------------------------------- */
@@ -209,5 +211,21 @@ short rs_poll_events(struct rsocket *rs, short events);
 
 /* --- datagram (rsocket_dgram.c) -------------------------------------------- */
 int rs_dgram_socket(int domain);
+int rs_dgram_connect(struct rsocket *rs, const struct sockaddr *addr, socklen_t addrlen);
+ssize_t rs_dgram_sendto(struct rsocket *rs, const struct iovec *iov, int iovcnt, int flags,
+			const struct sockaddr *to, socklen_t tolen);
+ssize_t rs_dgram_recvfrom(struct rsocket *rs, const struct iovec *iov, int iovcnt, int flags,
+			  struct sockaddr *from, socklen_t *fromlen);
+void rs_dgram_close(struct rsocket *rs);
+int rs_dgram_setsockopt(struct rsocket *rs, int level, int optname, const void *optval,
+			socklen_t optlen);
+int rs_dgram_getsockopt(struct rsocket *rs, int level, int optname, void *optval,
+			socklen_t *optlen);
+short rs_dgram_poll_events(struct rsocket *rs, short events);
+/* The descriptors to sleep on (at most 1 + the rsocket's QPs, capped at 8). */
+int rs_dgram_wait_fds(struct rsocket *rs, struct pollfd *fds);
+/* Table insertion for rsocket_dgram.c (rsocket.c). */
+int rs_table_insert(struct rsocket *rs);
+void rs_table_remove(struct rsocket *rs);
 
 #endif /* XRXE_RDMACM_RSOCKET_INT_H */

@@ -36,9 +36,6 @@ static bool rs_opt_get_flag(uint64_t opts, int optname)
 	return optname >= 0 && optname < 64 && (opts & (1ull << optname));
 }
 
-int rs_dgram_setsockopt(struct rsocket *rs, int level, int optname, const void *optval,
-			socklen_t optlen);
-
 int rsetsockopt(int socket, int level, int optname, const void *optval, socklen_t optlen)
 {
 	struct rsocket *rs = rs_lookup(socket);
@@ -210,9 +207,6 @@ static int rs_get_route(struct rsocket *rs, void *optval, socklen_t *optlen)
 	*optlen = sizeof(pd);
 	return 0;
 }
-
-int rs_dgram_getsockopt(struct rsocket *rs, int level, int optname, void *optval,
-			socklen_t *optlen);
 
 int rgetsockopt(int socket, int level, int optname, void *optval, socklen_t *optlen)
 {

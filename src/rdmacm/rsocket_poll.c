@@ -14,9 +14,6 @@
 
 #include "rdmacm/rsocket_int.h"
 
-short rs_dgram_poll_events(struct rsocket *rs, short events);
-int rs_dgram_wait_fds(struct rsocket *rs, struct pollfd *fds);
-
 short rs_poll_events(struct rsocket *rs, short events)
 {
 	short rev = 0;
@@ -137,8 +134,8 @@ int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 			}
 			t = timeout - (int)spent;
 		}
-		if (wcap < nfds * 4 + 1) {
-			struct pollfd *w = realloc(wfds, sizeof(*w) * (nfds * 4 + 1));
+		if (wcap < nfds * 10 + 1) {
+			struct pollfd *w = realloc(wfds, sizeof(*w) * (nfds * 10 + 1));
 
 			if (!w) {
 				ret = -1;
@@ -146,7 +143,7 @@ int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 				break;
 			}
 			wfds = w;
-			wcap = nfds * 4 + 1;
+			wcap = nfds * 10 + 1;
 		}
 		for (nfds_t i = 0; i < nfds; i++) {
 			struct rsocket *rs = fds[i].fd >= 0 ? rs_lookup(fds[i].fd) : NULL;

@@ -9,6 +9,8 @@
 #               loaded 2-core machine (the default sweep moves ~800 MB)
 #   riostream   riomap + riowrite (direct placement), data verified
 #   rcopy       a 3 MB file, compared byte for byte
+#   udpong      datagram rsockets (UD): echoed datagrams, also after junk
+#               datagrams at the server's UDP port
 #   librspreload (rdma-core's LD_PRELOAD library) under ordinary TCP
 #               programs: tests/net/rs_echo (3 MB echoed and checked; its
 #               poll() mixes the rsocket with a pipe) and iperf3
@@ -45,12 +47,23 @@ for f in "$XRXED" "$PWD/$BUILD/lib/xrxe/librdmacm.so.1" "$PWD/$BUILD/lib/xrxe/li
 		exit 1
 	fi
 done
-for p in rstream riostream rcopy; do
+for p in rstream riostream rcopy udpong; do
 	if ! command -v "$p" >/dev/null; then
 		tap_fail "$p is installed (rdmacm-utils; make deps)"
 		exit 1
 	fi
 done
+
+# wait_udp NS PORT: until a UDP socket is bound to PORT in NS (a datagram
+# rsocket is one).
+wait_udp() {
+	local i
+	for i in $(seq 200); do
+		ns_exec "$1" ss -Hlun "sport = :$2" 2>/dev/null | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}
 
 netns_tmpdir TMP
 PORT=19700
@@ -92,6 +105,34 @@ for where in across loopback; do
 		rcopy "$TMP/file.src" "$SRV:$TMP/file.dst" -p $PORT &&
 		tap_check "rcopy: the copy is byte for byte the file ($tag)" \
 			cmp "$TMP/file.src" "$TMP/file.dst"
+
+	# udpong: datagram rsockets (UD). Its server serves until stopped; its
+	# client resends what is not answered within 1 ms, so both run blocking.
+	next_port
+	PAIR_WAIT=wait_udp PAIR_SERVER_STAYS=1 \
+		pair "udpong: 100 echoed datagrams of 64 B ($tag)" "$NS_A" "$CNS" $PORT -- \
+		udpong -b "$SRV" -p $PORT -T b -- \
+		udpong -s "$SRV" -p $PORT -S 64 -C 100 -T e -T b
+	next_port
+	ns_exec "$NS_A" timeout "$T" "${RUN[@]}" udpong -b "$SRV" -p $PORT -T b \
+		>"$TMP/udpong_junk.server" 2>&1 &
+	spid=$!
+	if wait_udp "$NS_A" $PORT; then
+		# Junk at its UDP port first: too short, a wrong tag, a header
+		# length that does not match its version, an unknown op.
+		ns_exec "$CNS" bash -c "printf 'x' >/dev/udp/$SRV/$PORT;
+			printf 'AAAA\\x04\\x00\\x10\\x00\\x00\\x00\\x00\\x01\\x0a\\x00\\x00\\x01' >/dev/udp/$SRV/$PORT;
+			printf 'UUUU\\x04\\x00\\x1c\\x00\\x00\\x00\\x00\\x01\\x0a\\x00\\x00\\x01' >/dev/udp/$SRV/$PORT;
+			printf 'UUUU\\x04\\x63\\x10\\x00\\x00\\x00\\x00\\x01\\x0a\\x00\\x00\\x01' >/dev/udp/$SRV/$PORT"
+		tap_check "udpong after junk datagrams: 100 x 1000 B echoed ($tag)" \
+			ns_exec "$CNS" timeout "$T" "${RUN[@]}" udpong -s "$SRV" -p $PORT -S 1000 -C 100 \
+			-T e -T b
+		tap_check "udpong's server survived the junk ($tag)" kill -0 $spid
+	else
+		tap_fail "udpong server started ($tag)"
+	fi
+	kill $spid 2>/dev/null
+	wait $spid 2>/dev/null
 
 	if [ ! -e "$PRELOAD" ]; then
 		tap_skip "librspreload rows ($tag)" "$PRELOAD is missing (Debian's librdmacm1)"
