@@ -484,8 +484,15 @@ void rs_cm_progress(struct rsocket *rs)
 {
 	struct rdma_cm_event *ev;
 
+	uint64_t now;
+
 	if (rs->state == RS_LISTENING || !rs->ch)
 		return; /* a listener's events are raccept's */
+	now = rs_now_us();
+	if (!(rs->state & RS_OPENING) && !rs->cm_pending && now < rs->cm_next_us)
+		return;
+	rs->cm_pending = false;
+	rs->cm_next_us = now + RS_CM_CHECK_US;
 	while (!rdma_get_cm_event(rs->ch, &ev)) {
 		rs_cm_event(rs, ev);
 		rdma_ack_cm_event(ev);

@@ -621,6 +621,8 @@ int rs_wait(struct rsocket *rs, bool nonblock, int timeout_ms, bool (*test)(stru
 		poll(fds, (nfds_t)nfds, t);
 		pthread_mutex_lock(&rs->lock);
 		rs->waiters--;
+		if (fds[0].revents)
+			rs->cm_pending = true;
 	}
 }
 

@@ -43,6 +43,7 @@
 #define RS_MAX_BUF (1u << 28)   /* SO_RCVBUF/SO_SNDBUF ceiling (data lengths are 29 bits) */
 #define RS_POLL_SPIN_US 10      /* busy-poll before sleeping, as rdma-core's polling_time */
 #define RS_RESOLVE_MS 2000
+#define RS_CM_CHECK_US 1000
 
 /* States, ordered as rdma-core's: passive, opening, connected, closed. */
 enum {
@@ -91,6 +92,11 @@ struct rsocket {
 	unsigned int keepalive_time; /* s; 0 = not yet set */
 
 	struct rdma_event_channel *ch;
+	/* CM events are looked for when the channel was seen readable, while
+	 * connecting, or at most every RS_CM_CHECK_US (a DREQ must not go
+	 * unnoticed by a caller that never sleeps; each look costs syscalls). */
+	bool cm_pending;
+	uint64_t cm_next_us;
 	struct rdma_cm_id *cm_id;
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;

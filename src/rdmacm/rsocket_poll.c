@@ -165,6 +165,18 @@ int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 			ret = -1;
 			break;
 		}
+		/* A stream rsocket's number is its CM channel: readable means
+		 * an event to take in the next round. */
+		for (size_t i = 0; i < n; i++) {
+			struct rsocket *rs;
+
+			if (!wfds[i].revents || !(rs = rs_lookup(wfds[i].fd)) ||
+			    rs->type != SOCK_STREAM)
+				continue;
+			pthread_mutex_lock(&rs->lock);
+			rs->cm_pending = true;
+			pthread_mutex_unlock(&rs->lock);
+		}
 	}
 	free(wfds);
 	return ret;
