@@ -225,3 +225,37 @@ else
 	kill $spid 2>/dev/null
 fi
 sed 's/^/#   server: /' "$log.server" | grep librdmacm
+
+# Last, as it kills a daemon: a peer whose host vanishes without a word (its
+# xrxed killed with SIGKILL: no DREQ, no DISCONNECT, its frames dropped) is
+# noticed by the client's keepalive (SO_KEEPALIVE, TCP_KEEPIDLE 1 s): the
+# 0-byte WRITE exhausts its retries and the blocked rrecv fails.
+next_port
+desc="a peer whose host vanishes: keepalive ends the client's blocked rrecv with ECONNRESET"
+log=$TMP/keepalive
+ns_exec "$NS_A" timeout 90 "${RUN[@]}" "$HOSTILE" server silent "$IP4_A" $PORT >"$log.server" 2>&1 &
+spid=$!
+if wait_cm_listen "$NS_A" $PORT; then
+	ns_exec "$NS_B" timeout 90 "${RUN[@]}" "$HOSTILE" client "$IP4_A" $PORT keepalive \
+		>"$log.client" 2>&1 &
+	cpid=$!
+	for _ in $(seq 100); do
+		grep -q 'keepalive on' "$log.client" && break
+		sleep 0.1
+	done
+	sleep 2 # connected, in rrecv, a keepalive or two acknowledged
+	kill -9 "$PID_A" 2>/dev/null
+	wait "$cpid"
+	crc=$?
+	if [ $crc -eq 0 ] && grep -q "errno 104 " "$log.client"; then
+		tap_ok "$desc"
+		grep -h 'librdmacm\|errno' "$log.client" | sed 's/^/#   /'
+	else
+		tap_fail "$desc (client exit $crc)"
+		sed 's/^/#   client: /' "$log.client"
+	fi
+else
+	tap_fail "$desc (the silent server did not start)"
+fi
+kill $spid 2>/dev/null
+wait $spid 2>/dev/null

@@ -10,7 +10,10 @@
  *                                      (bad-version, short-data, no-credits)
  *                                      to an rsocket server; exits 0 if it is
  *                                      rejected
- *   rs_hostile client ADDR PORT recv|trickle|send|connect
+ *   rs_hostile client ADDR PORT recv|trickle|send|connect|keepalive
+ *                                      (keepalive: SO_KEEPALIVE with
+ *                                      TCP_KEEPIDLE 1 s, then rrecv; its
+ *                                      alarm is 60 s)
  *                                      an rsocket client (rconnect, then
  *                                      blocking rrecv or rsend until
  *                                      something fails)
@@ -34,6 +37,9 @@
  *                 credits (with the client's trickle, which never reads:
  *                 it sends a byte every 10 ms)
  *   vanish        exits without closing (its daemon sends the DREQ)
+ *   silent        accepts, then says nothing for 60 s (the test kills its
+ *                 daemon: a host that vanishes without a DREQ; only the
+ *                 client's keepalive can notice)
  */
 #include <endian.h>
 #include <errno.h>
@@ -43,6 +49,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <rdma/rdma_cma.h>
 #include <rdma/rsocket.h>
@@ -183,6 +192,8 @@ static int server(const char *mode, const char *addr, const char *port)
 			post_imm(id, IBV_WR_RDMA_WRITE_WITH_IMM, MSG(0, 1));
 	else if (!strcmp(mode, "vanish"))
 		_exit(0); /* no DISCONNECT message, no rdma_disconnect */
+	else if (!strcmp(mode, "silent"))
+		sleep(60);
 	/* Stay until the client gives up on us (its DREQ), at most 15 s. */
 	alarm(15);
 	ev = wait_event(ch, RDMA_CM_EVENT_DISCONNECTED);
@@ -253,12 +264,21 @@ static int client(const char *addr, const char *port, const char *what)
 	ssize_t r;
 	int s;
 
-	alarm(20); /* a hang fails the test (SIGALRM) */
+	alarm(strcmp(what, "keepalive") ? 20 : 60); /* a hang fails the test (SIGALRM) */
 	if (resolve(addr, port, &ss))
 		return 2;
 	s = rsocket(ss.ss_family, SOCK_STREAM, 0);
 	if (s < 0)
 		die("rsocket");
+	if (!strcmp(what, "keepalive")) {
+		int on = 1, idle = 1;
+
+		if (rsetsockopt(s, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)) ||
+		    rsetsockopt(s, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)))
+			die("rsetsockopt");
+		what = "recv";
+		printf("keepalive on, every 1 s\n");
+	}
 	if (rconnect(s, (struct sockaddr *)&ss,
 		     ss.ss_family == AF_INET ? sizeof(struct sockaddr_in)
 					     : sizeof(struct sockaddr_in6))) {
@@ -295,6 +315,6 @@ int main(int argc, char **argv)
 		return bad_connect(argv[2], argv[3], argv[4]);
 	if (argc == 5 && !strcmp(argv[1], "client"))
 		return client(argv[2], argv[3], argv[4]);
-	fprintf(stderr, "usage: rs_hostile server|connect MODE ADDR PORT | client ADDR PORT recv|trickle|send|connect\n");
+	fprintf(stderr, "usage: rs_hostile server|connect MODE ADDR PORT | client ADDR PORT recv|trickle|send|connect|keepalive\n");
 	return 2;
 }
