@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -90,6 +91,62 @@ struct rsocket *rs_lookup(int index)
 	return rs;
 }
 
+/* --- defaults (rsocket(7), "configuration files") --------------------------------- */
+
+struct rs_conf rs_conf = {
+	.mem = RS_DEF_MEM,
+	.wmem = RS_DEF_WMEM,
+	.sqsize = RS_DEF_SQSIZE,
+	.rqsize = RS_DEF_RQSIZE,
+	.inline_size = RS_DEF_INLINE,
+	.iomap_size = 0,
+	.polling_time_us = RS_POLL_SPIN_US,
+	.wake_up_interval_ms = 1000,
+};
+
+static void rs_conf_read(const char *name, uint32_t *v, uint32_t min, uint32_t max)
+{
+	char path[128];
+	unsigned long x;
+	FILE *f;
+
+	snprintf(path, sizeof(path), RS_CONF_DIR "/%s", name);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fscanf(f, "%lu", &x) == 1 && x >= min && x <= max)
+		*v = (uint32_t)x;
+	else
+		cm_warn("rsocket: %s: not a number in [%u, %u], ignored", path, min, max);
+	fclose(f);
+}
+
+static void rs_configure_once(void)
+{
+	rs_conf_read("mem_default", &rs_conf.mem, 1, RS_MAX_BUF);
+	rs_conf_read("wmem_default", &rs_conf.wmem, 1, RS_MAX_BUF);
+	rs_conf_read("sqsize_default", &rs_conf.sqsize, 1, RS_QP_MAX_SIZE);
+	rs_conf_read("rqsize_default", &rs_conf.rqsize, 1, RS_QP_MAX_SIZE);
+	rs_conf_read("inline_default", &rs_conf.inline_size, 0, RS_QP_MAX_SIZE);
+	rs_conf_read("iomap_size", &rs_conf.iomap_size, 0, 0x7F00);
+	rs_conf_read("polling_time", &rs_conf.polling_time_us, 0, 1000000);
+	rs_conf_read("wake_up_interval", &rs_conf.wake_up_interval_ms, 1, 3600000);
+	/* sizes the protocol can carry */
+	if (rs_conf.wmem < 2 * RS_SNDLOWAT)
+		rs_conf.wmem = 2 * RS_SNDLOWAT;
+	if (rs_conf.mem < 2 * RS_SNDLOWAT)
+		rs_conf.mem = 2 * RS_SNDLOWAT;
+	rs_conf.mem &= ~1u; /* two halves */
+	rs_conf.iomap_size = rs_scale_to_value(rs_value_to_scale(rs_conf.iomap_size));
+}
+
+void rs_configure(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, rs_configure_once);
+}
+
 /* --- allocation ---------------------------------------------------------------- */
 
 static struct rsocket *rs_alloc(const struct rsocket *parent, int type)
@@ -112,12 +169,13 @@ static struct rsocket *rs_alloc(const struct rsocket *parent, int type)
 		rs->so_opts = parent->so_opts;
 		rs->tcp_opts = parent->tcp_opts;
 	} else {
-		rs->sq_size = RS_DEF_SQSIZE;
-		rs->rq_size = RS_DEF_RQSIZE;
-		rs->sq_inline = RS_DEF_INLINE;
-		rs->sbuf_size = RS_DEF_WMEM;
-		rs->rbuf_size = RS_DEF_MEM;
-		rs->target_iomap_size = 0;
+		rs_configure();
+		rs->sq_size = rs_conf.sqsize;
+		rs->rq_size = rs_conf.rqsize;
+		rs->sq_inline = rs_conf.inline_size;
+		rs->sbuf_size = rs_conf.wmem;
+		rs->rbuf_size = rs_conf.mem;
+		rs->target_iomap_size = rs_conf.iomap_size;
 	}
 	return rs;
 }

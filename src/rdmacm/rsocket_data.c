@@ -597,7 +597,7 @@ int rs_wait(struct rsocket *rs, bool nonblock, int timeout_ms, bool (*test)(stru
 			rs->cq_armed = true;
 			continue; /* completions that came before the arm */
 		}
-		if (rs_now_us() - start < RS_POLL_SPIN_US) {
+		if (rs_now_us() - start < rs_conf.polling_time_us) {
 			pthread_mutex_unlock(&rs->lock);
 			pthread_mutex_lock(&rs->lock);
 			continue;

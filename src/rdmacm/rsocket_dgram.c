@@ -191,11 +191,12 @@ int rs_dgram_socket(int domain)
 	pthread_mutex_init(&rs->lock, NULL);
 	rs->type = SOCK_DGRAM;
 	rs->ds = ds;
-	rs->sq_size = RS_DEF_SQSIZE;
-	rs->rq_size = RS_DEF_RQSIZE;
-	rs->sq_inline = RS_DEF_INLINE;
-	rs->sbuf_size = RS_DEF_WMEM;
-	rs->rbuf_size = RS_DEF_MEM;
+	rs_configure();
+	rs->sq_size = rs_conf.sqsize;
+	rs->rq_size = rs_conf.rqsize;
+	rs->sq_inline = rs_conf.inline_size;
+	rs->sbuf_size = rs_conf.wmem;
+	rs->rbuf_size = rs_conf.mem;
 	ds->domain = domain;
 	/* The UDP socket: the rsocket's number, its port, the first contact. */
 	ds->udp = socket(domain, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -681,14 +682,14 @@ static int rs_ds_wait(struct rsocket *rs, bool nonblock, bool (*test)(struct rso
 			return 0;
 		if (nonblock)
 			return -EAGAIN;
-		if (rs_now_us() - start < RS_POLL_SPIN_US)
+		if (rs_now_us() - start < rs_conf.polling_time_us)
 			continue;
 		n = rs_ds_wait_fds(rs, fds);
 		rs_ds_progress(rs); /* what came before the arming */
 		if (test(rs))
 			return 0;
 		pthread_mutex_unlock(&rs->lock);
-		poll(fds, (nfds_t)n, rs->waiters ? 10 : 1000);
+		poll(fds, (nfds_t)n, rs->waiters ? 10 : (int)rs_conf.wake_up_interval_ms);
 		pthread_mutex_lock(&rs->lock);
 	}
 }

@@ -45,6 +45,20 @@
 #define RS_RESOLVE_MS 2000
 #define RS_CM_CHECK_US 1000
 
+/* Defaults an administrator may change, as with rdma-core: one integer per
+ * file under RS_CONF_DIR (rsocket(7)), read once (rs_configure). */
+#define RS_CONF_DIR "/etc/rdma/rsocket"
+struct rs_conf {
+	uint32_t mem, wmem;             /* mem_default, wmem_default (bytes) */
+	uint32_t sqsize, rqsize;        /* sqsize_default, rqsize_default */
+	uint32_t inline_size;           /* inline_default */
+	uint32_t iomap_size;            /* iomap_size */
+	uint32_t polling_time_us;       /* polling_time */
+	uint32_t wake_up_interval_ms;   /* wake_up_interval: rpoll's longest sleep */
+};
+extern struct rs_conf rs_conf;
+void rs_configure(void);
+
 /* States, ordered as rdma-core's: passive, opening, connected, closed. */
 enum {
 	RS_INIT = 0,

@@ -123,7 +123,7 @@ int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 		if (ret || !timeout)
 			break;
 		/* As rdma-core: a short spin before sleeping (polling_time). */
-		if (rs_now_us() - start < RS_POLL_SPIN_US)
+		if (rs_now_us() - start < rs_conf.polling_time_us)
 			continue;
 		if (timeout > 0) {
 			uint64_t spent = (rs_now_us() - start) / 1000;
@@ -159,8 +159,8 @@ int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 			break;
 		/* Several threads may sleep on one rsocket's descriptors; one
 		 * consuming the event must not strand the others for long. */
-		if (t < 0 || t > 1000)
-			t = 1000;
+		if (t < 0 || t > (int)rs_conf.wake_up_interval_ms)
+			t = (int)rs_conf.wake_up_interval_ms;
 		if (poll(wfds, (nfds_t)n, t) < 0) {
 			ret = -1;
 			break;
