@@ -5,6 +5,12 @@
  * rsockets; the preload library turns its socket calls into r* calls.
  *
  *   rs_echo server ADDR PORT          accept one connection, echo until EOF
+ *   rs_echo fork-server ADDR PORT     accept one connection in a child process
+ *                                     after fork() (librspreload's fork
+ *                                     support, RDMAV_FORK_SAFE=1: the child
+ *                                     turns the TCP connection into an
+ *                                     rsocket on its first read); blocking
+ *                                     reads, no poll (rsocket(7)'s limit)
  *   rs_echo client ADDR PORT BYTES    send BYTES of a pseudo-random pattern,
  *                                     non-blocking, with poll() for both
  *                                     directions; check every byte echoed;
@@ -25,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 static uint8_t pattern(uint64_t i)
 {
@@ -94,6 +101,45 @@ static int server(const char *addr, const char *port)
 	close(s);
 	close(ls);
 	return 0;
+}
+
+static int fork_server(const char *addr, const char *port)
+{
+	static char buf[65536];
+	int ls = sock_for(addr, port, 1), s, st;
+	pid_t pid;
+	ssize_t n;
+
+	if (ls < 0)
+		return fail("listen");
+	s = accept(ls, NULL, NULL);
+	if (s < 0)
+		return fail("accept");
+	pid = fork();
+	if (pid < 0)
+		return fail("fork");
+	if (pid) {
+		close(s);
+		if (waitpid(pid, &st, 0) != pid)
+			return fail("waitpid");
+		close(ls);
+		printf("child exited with %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128);
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	}
+	close(ls);
+	while ((n = read(s, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(s, buf + off, (size_t)(n - off));
+
+			if (w <= 0)
+				_exit(fail("write"));
+			off += w;
+		}
+	}
+	if (n < 0)
+		_exit(fail("read"));
+	close(s);
+	_exit(0);
 }
 
 static int client(const char *addr, const char *port, uint64_t total)
@@ -174,8 +220,10 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 4 && !strcmp(argv[1], "server"))
 		return server(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "fork-server"))
+		return fork_server(argv[2], argv[3]);
 	if (argc == 5 && !strcmp(argv[1], "client"))
 		return client(argv[2], argv[3], strtoull(argv[4], NULL, 0));
-	fprintf(stderr, "usage: rs_echo server ADDR PORT | client ADDR PORT BYTES\n");
+	fprintf(stderr, "usage: rs_echo server|fork-server ADDR PORT | client ADDR PORT BYTES\n");
 	return 2;
 }

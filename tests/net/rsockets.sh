@@ -13,7 +13,9 @@
 #               datagrams at the server's UDP port
 #   librspreload (rdma-core's LD_PRELOAD library) under ordinary TCP
 #               programs: tests/net/rs_echo (3 MB echoed and checked; its
-#               poll() mixes the rsocket with a pipe) and iperf3
+#               poll() mixes the rsocket with a pipe; also with librspreload's
+#               fork support, the connection taken over by a forked child)
+#               and iperf3
 #
 # and a hostile peer (tests/rdmacm/rs_hostile): connection data that is not
 # rsocket version 1 / too short / grants nothing, data beyond the grant, an
@@ -65,6 +67,14 @@ wait_udp() {
 	return 1
 }
 
+# RoCEv2 packets the transport of xrxed in A has received (across the veth
+# or looped back inside the daemon): proof that a preloaded program's bytes
+# went over rsockets, not TCP (at least one packet per 4096 bytes).
+rx_packets() {
+	ns_exec "$NS_A" "$XRXE" stats "$IF_A" 2>/dev/null |
+		awk '$1 == "transport.rx_packets" { print $2 }'
+}
+
 netns_tmpdir TMP
 PORT=19700
 
@@ -83,8 +93,11 @@ for where in across loopback; do
 	[ $where = loopback ] && CNS=$NS_A
 	tag="IPv4 $where"
 
-	for spec in "64 400 b" "4096 200 b" "65536 40 b" "1048576 4 b" "4096 200 n" \
-		"65536 40 n" "4096 200 a" "1048576 4 a"; do
+	specs=("64 400 b" "4096 200 b" "65536 40 b" "1048576 4 b" "4096 200 n" "65536 40 n"
+		"4096 200 a" "1048576 4 a")
+	# in loopback a subset: the same code, one daemon
+	[ $where = loopback ] && specs=("64 400 b" "1048576 4 b" "65536 40 n" "4096 200 a")
+	for spec in "${specs[@]}"; do
 		read -r size count mode <<<"$spec"
 		next_port
 		pair "rstream -T $mode: $count x $size B each way, verified ($tag)" "$NS_A" "$CNS" \
@@ -139,6 +152,7 @@ for where in across loopback; do
 		continue
 	fi
 	next_port
+	b0=$(rx_packets)
 	pair "librspreload: a TCP echo of 3 MB, every byte checked ($tag)" "$NS_A" "$CNS" \
 		$PORT -- \
 		env LD_PRELOAD="$PRELOAD" "$ECHO" server "$SRV" $PORT -- \
@@ -146,6 +160,23 @@ for where in across loopback; do
 	log=$TMP/$(echo "librspreload: a TCP echo of 3 MB, every byte checked ($tag)" |
 		tr -c 'A-Za-z0-9_\n' '_')
 	grep -h 'echoed' "$log.client" 2>/dev/null | sed 's/^/#   /'
+	b1=$(rx_packets)
+	tap_check "... over rsockets: xrxed in A received $((b1 - b0)) RoCEv2 packets ($tag)" \
+		test $((b1 - b0)) -ge $((3000000 / 4096))
+	# librspreload's fork support (RDMAV_FORK_SAFE=1 both ends): the TCP
+	# connection is accepted, the server forks, and the child and the client
+	# turn it into an rsocket on their first read/write.
+	next_port
+	b0=$(rx_packets)
+	# (the parent listens with a TCP socket)
+	PAIR_WAIT=wait_listen \
+		pair "librspreload with fork support: a forked child echoes 1 MB ($tag)" "$NS_A" "$CNS" \
+		$PORT -- \
+		env RDMAV_FORK_SAFE=1 LD_PRELOAD="$PRELOAD" "$ECHO" fork-server "$SRV" $PORT -- \
+		env RDMAV_FORK_SAFE=1 LD_PRELOAD="$PRELOAD" "$ECHO" client "$SRV" $PORT 1000000
+	b1=$(rx_packets)
+	tap_check "... over rsockets: xrxed in A received $((b1 - b0)) RoCEv2 packets ($tag)" \
+		test $((b1 - b0)) -ge $((1000000 / 4096))
 	if command -v iperf3 >/dev/null; then
 		next_port
 		desc="librspreload: iperf3 for 2 s ($tag)"
