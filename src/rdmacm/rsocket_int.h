@@ -223,6 +223,8 @@ void rs_free_iomaps(struct rsocket *rs);
 /* --- keepalive (rsocket_keepalive.c) --------------------------------------- */
 int rs_keepalive_set(struct rsocket *rs, bool on);
 void rs_keepalive_remove(struct rsocket *rs);
+/* TCP_KEEPIDLE changed: the next keepalive one new period from now. */
+void rs_keepalive_kick(struct rsocket *rs);
 uint64_t rs_now_us(void);
 
 /* --- poll (rsocket_poll.c) ------------------------------------------------- */

@@ -9,6 +9,7 @@
  *
  * Lock order: rs_ka_lock, then an rsocket's lock. rclose/rshutdown take the
  * rsocket out of the list first, so the thread never sees a freed one.
+ * ka_next and ka_due_us are guarded by rs_ka_lock.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,12 +125,15 @@ void rs_keepalive_remove(struct rsocket *rs)
 	pthread_mutex_unlock(&rs_ka_lock);
 }
 
-/* TCP_KEEPIDLE changed: the thread recomputes its next wake-up. */
-void rs_keepalive_kick(void);
-void rs_keepalive_kick(void)
+void rs_keepalive_kick(struct rsocket *rs)
 {
 	pthread_mutex_lock(&rs_ka_lock);
-	if (rs_ka_running)
-		pthread_cond_signal(&rs_ka_cond);
+	for (struct rsocket *r = rs_ka_list; r; r = r->ka_next) {
+		if (r == rs) {
+			r->ka_due_us = rs_now_us() + (uint64_t)r->keepalive_time * 1000000u;
+			pthread_cond_signal(&rs_ka_cond);
+			break;
+		}
+	}
 	pthread_mutex_unlock(&rs_ka_lock);
 }

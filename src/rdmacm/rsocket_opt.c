@@ -39,6 +39,7 @@ static bool rs_opt_get_flag(uint64_t opts, int optname)
 int rsetsockopt(int socket, int level, int optname, const void *optval, socklen_t optlen)
 {
 	struct rsocket *rs = rs_lookup(socket);
+	bool kick = false;
 	int v, ret = 0;
 
 	if (!rs)
@@ -109,7 +110,7 @@ int rsetsockopt(int socket, int level, int optname, const void *optval, socklen_
 				break;
 			}
 			rs->keepalive_time = (unsigned int)v;
-			rs->ka_due_us = rs_now_us() + (uint64_t)v * 1000000u;
+			kick = true; /* the keepalive thread takes the new period */
 			break;
 		case TCP_NODELAY:
 			/* Every rsend leaves at once; the flag is only remembered. */
@@ -163,6 +164,8 @@ int rsetsockopt(int socket, int level, int optname, const void *optval, socklen_
 		ret = -ENOTSUP;
 	}
 	pthread_mutex_unlock(&rs->lock);
+	if (kick) /* after the rsocket's lock: the thread's lock comes first */
+		rs_keepalive_kick(rs);
 	return ret ? rs_opt_err(-ret) : 0;
 }
 
@@ -247,12 +250,9 @@ int rgetsockopt(int socket, int level, int optname, void *optval, socklen_t *opt
 			/* A connection still being made: move it on first (a
 			 * non-blocking rconnect is finished by POLLOUT + SO_ERROR). */
 			rs_cm_progress(rs);
-			ret = rs_put_int(optval, optlen, rs->state == RS_CONNECT_ERROR ||
-								 rs->state == RS_ERROR
-							 ? rs->err
-							 : 0);
-			if (!ret && rs->state != RS_CONNECT_ERROR)
-				rs->err = rs->reset ? rs->err : 0;
+			ret = rs_put_int(optval, optlen,
+					 rs->state == RS_CONNECT_ERROR || rs->state == RS_ERROR ? rs->err
+												: 0);
 			break;
 		case SO_TYPE:
 			ret = rs_put_int(optval, optlen, rs->type);
