@@ -7,6 +7,8 @@
 #     throughput at 64 KiB and 1 MiB (rstream's bandwidth test: COUNT messages
 #     one way, then back) and one-way latency at 64 B (ping-pong)
 #   iperf3 -t DURATION: kernel TCP, and the same binary under librspreload
+#   and, for what the rsocket layer itself costs, perftest's ib_write_bw
+#   (64 KiB, one way) and ib_write_lat (64 B, busy-polling) over xrxe
 #
 # One veth pair at MTU 9000 (path MTU 4096), xrxed in each namespace at nice
 # -10 (as tests/bench/verbs.sh). The ratios are the point; absolute numbers
@@ -105,12 +107,36 @@ iperf_run() {
 	wait $spid
 }
 
+# perftest_run NAME ARGS...: server in A, client in B, both through the
+# shim; the client's result line, or nothing.
+perftest_run() {
+	local name=$1 i
+	shift
+	PORT=$((PORT + 1))
+	ns_exec "$NS_A" timeout $T "${RUN[@]}" "$name" -d "xrxe_$IF_A" -x 1 -F -p $PORT "$@" \
+		>"$TMP/pt.server" 2>&1 &
+	local spid=$!
+	for i in $(seq 200); do
+		ns_exec "$NS_A" ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . && break
+		sleep 0.05
+	done
+	ns_exec "$NS_B" timeout $T "${RUN[@]}" "$name" -d "xrxe_$IF_B" -x 1 -F -p $PORT "$@" "$IP4_A" \
+		2>&1 | grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' | tail -n 1
+	wait $spid
+}
+
 bw64_rs=$(rstream_run b -S 65536 -C $((BW_COUNT * 10)))
 bw64_tcp=$(rstream_run s -S 65536 -C $((BW_COUNT * 10)))
 bw1m_rs=$(rstream_run b -S 1048576 -C "$BW_COUNT")
 bw1m_tcp=$(rstream_run s -S 1048576 -C "$BW_COUNT")
 lat_rs=$(rstream_run b -S 64 -C 1 -I "$LAT_ITERS")
 lat_tcp=$(rstream_run s -S 64 -C 1 -I "$LAT_ITERS")
+# The same transport without rsockets: what the verbs underneath give.
+wb= wl=
+if command -v ib_write_bw >/dev/null; then
+	wb=$(perftest_run ib_write_bw -s 65536 -D "$DURATION" --report_gbits | awk '{ print $4 }')
+	wl=$(perftest_run ib_write_lat -s 64 -n "$LAT_ITERS" | awk '{ print $5 }')
+fi
 ip_tcp= ip_rs=
 if command -v iperf3 >/dev/null; then
 	ip_tcp=$(iperf_run "")
@@ -129,3 +155,10 @@ if [ -n "$ip_tcp$ip_rs" ]; then
 		"${ip_rs:-n/a}" "${ip_tcp:-n/a}" "$(ratio "$ip_rs" "$ip_tcp")"
 fi
 echo "(ratio = rsockets / kernel TCP; for latency above 1 means rsockets is slower)"
+if [ -n "$wb$wl" ]; then
+	printf '%-44s %12s %12s %8s\n' "the verbs underneath (perftest over xrxe)" "rsockets" "ib_write_*" "ratio"
+	printf '%-44s %12s %12s %8s\n' "64 KiB Gbit/s (rstream; ib_write_bw, one way)" \
+		"$(gbps "$bw64_rs")" "${wb:-n/a}" "$(ratio "$(gbps "$bw64_rs")" "$wb")"
+	printf '%-44s %12s %12s %8s\n' "64 B one-way us (ib_write_lat busy-polls)" \
+		"$(usec "$lat_rs")" "${wl:-n/a}" "$(ratio "$(usec "$lat_rs")" "$wl")"
+fi
