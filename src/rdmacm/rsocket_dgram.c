@@ -732,8 +732,13 @@ ssize_t rs_dgram_sendto(struct rsocket *rs, const struct iovec *iov, int iovcnt,
 	uint8_t *msg;
 	int err = 0;
 
-	for (int i = 0; i < iovcnt; i++)
-		len += iov[i].iov_len;
+	/* Summed without overflow: each part, and the total, at most a slot. */
+	for (int i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len > RS_DS_MSG || (len += iov[i].iov_len) > RS_DS_MSG) {
+			errno = EMSGSIZE;
+			return -1;
+		}
+	}
 	if (to && (tolen < sizeof(sa_family_t) || !cm_sa_len(to) || tolen < cm_sa_len(to))) {
 		errno = EINVAL;
 		return -1;
