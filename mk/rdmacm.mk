@@ -34,6 +34,6 @@ RDMACM_TEST_SRCS := $(wildcard tests/rdmacm/*.c)
 RDMACM_TEST_BINS := $(patsubst tests/rdmacm/%.c,$(BUILD)/tests/rdmacm/%,$(RDMACM_TEST_SRCS))
 $(BUILD)/tests/rdmacm/%: $(call obj,tests/rdmacm/%.c)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lrdmacm -libverbs
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lrdmacm -libverbs -lpthread
 
 tests: $(RDMACM_TEST_BINS)

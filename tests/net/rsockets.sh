@@ -7,6 +7,8 @@
 #               data verified (-T v), at the sizes of rstream's default sweep
 #               (64 B, 4 KiB, 64 KiB, 1 MiB) with counts small enough for a
 #               loaded 2-core machine (the default sweep moves ~800 MB)
+#   rs_duplex   one rsocket, a sending and a receiving thread per end at
+#               once, 20 MB each way, every byte checked
 #   riostream   riomap + riowrite (direct placement), data verified
 #   rcopy       a 3 MB file, compared byte for byte
 #   udpong      datagram rsockets (UD): echoed datagrams, also after junk
@@ -40,10 +42,11 @@ T=${RSOCKETS_TIMEOUT:-60}
 PAIR_WAIT=wait_cm_listen
 ECHO=$PWD/$BUILD/tests/net/rs_echo
 HOSTILE=$PWD/$BUILD/tests/rdmacm/rs_hostile
+DUPLEX=$PWD/$BUILD/tests/rdmacm/rs_duplex
 PRELOAD=${RSPRELOAD:-/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so}
 
 for f in "$XRXED" "$PWD/$BUILD/lib/xrxe/librdmacm.so.1" "$PWD/$BUILD/lib/xrxe/libibverbs.so.1" \
-	"$ECHO" "$HOSTILE"; do
+	"$ECHO" "$HOSTILE" "$DUPLEX"; do
 	if [ ! -e "$f" ]; then
 		tap_fail "$f is built (make tests)"
 		exit 1
@@ -105,6 +108,11 @@ for where in across loopback; do
 			rstream -b "$SRV" -p $PORT -S $size -C $count -T $mode -T v -- \
 			rstream -s "$SRV" -p $PORT -S $size -C $count -T $mode -T v
 	done
+	next_port
+	pair "rs_duplex: 20 MB each way at once, a sending and a receiving thread per end ($tag)" \
+		"$NS_A" "$CNS" $PORT -- \
+		"$DUPLEX" server "$SRV" $PORT 20000000 -- \
+		"$DUPLEX" client "$SRV" $PORT 20000000
 	next_port
 	pair "riostream: riowrite into the peer's riomap, 100 x 64 KiB, verified ($tag)" \
 		"$NS_A" "$CNS" $PORT -- \
