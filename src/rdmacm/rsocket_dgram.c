@@ -73,6 +73,7 @@ struct rs_ds_qp {
 	struct sockaddr_storage src; /* our address (and UDP port) on it */
 	struct rs_ds_hdr hdr;        /* what we put in front of our datagrams */
 	uint8_t sgid_index;
+	uint32_t max_msg; /* header + payload a UD message may carry: min(slot, path MTU) */
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
@@ -340,6 +341,10 @@ static int rs_ds_get_qp(struct rsocket *rs, const struct sockaddr_storage *src, 
 	}
 	if (err)
 		goto fail;
+	/* A UD message is one packet: no larger than the port's active MTU. */
+	q->max_msg = RS_DS_MSG;
+	if (128u << pa.active_mtu < q->max_msg)
+		q->max_msg = 128u << pa.active_mtu;
 	err = -ENOMEM;
 	q->cc = ibv_create_comp_channel(q->dev->verbs);
 	if (!q->cc || fcntl(q->cc->fd, F_SETFL, fcntl(q->cc->fd, F_GETFL) | O_NONBLOCK))
@@ -751,8 +756,8 @@ ssize_t rs_dgram_sendto(struct rsocket *rs, const struct iovec *iov, int iovcnt,
 		err = -EDESTADDRREQ;
 	if (err)
 		goto out;
-	if (len > (size_t)(RS_DS_MSG - d->qp->hdr.length)) {
-		err = -EMSGSIZE;
+	if (len > (size_t)(d->qp->max_msg - d->qp->hdr.length)) {
+		err = -EMSGSIZE; /* more than one UD packet (or slot) holds */
 		goto out;
 	}
 	if (!d->ah) {
