@@ -28,18 +28,28 @@
 #include <rdma/rsocket.h>
 #pragma GCC visibility pop
 
-/* rdma-core's defaults (rsocket(7)), so both ends size alike. */
+/* Defaults: rdma-core's (rsocket(7)) but for the buffers. */
 #define RS_DEF_SQSIZE 384
 #define RS_DEF_RQSIZE 384
 #define RS_DEF_INLINE 64
-#define RS_DEF_MEM (1u << 17)  /* receive buffer */
-#define RS_DEF_WMEM (1u << 17) /* send buffer */
+/* Buffers: rdma-core's are 128 KiB. A connection can have at most its
+ * receive buffer in flight, and through a user-space daemon the round trip of
+ * a grant is long (on a busy machine, milliseconds): 1 MiB each gives iperf3
+ * under librspreload several times the throughput (docs/rsockets.md). */
+#define RS_DEF_MEM (1u << 20)  /* receive buffer */
+#define RS_DEF_WMEM (1u << 20) /* send buffer */
 #define RS_QP_MIN_SIZE 16
 #define RS_QP_MAX_SIZE 0xFFFE
 #define RS_QP_CTRL_SIZE 4       /* control messages in flight */
 #define RS_SNDLOWAT 2048        /* a send waits for this much send buffer */
-#define RS_OLAP_START_SIZE 2048 /* first chunk of an rsend; doubles per chunk */
-#define RS_MAX_TRANSFER 65536   /* ... up to this */
+/* An rsend goes out in chunks (one message each) of RS_OLAP_START_SIZE,
+ * doubling up to RS_MAX_TRANSFER, each also bounded by the send buffer and the
+ * peer's grant. rdma-core ramps from 2 KiB to 64 KiB so that the HCA starts
+ * while the rest is copied; here every message costs a completion and a
+ * wake-up through the daemon on both ends while the copy is cheap, so fewer,
+ * larger messages win (rstream 64 KiB: 3x). The peer cannot tell. */
+#define RS_OLAP_START_SIZE 65536
+#define RS_MAX_TRANSFER 262144
 #define RS_MAX_BUF (1u << 28)   /* SO_RCVBUF/SO_SNDBUF ceiling (data lengths are 29 bits) */
 #define RS_POLL_SPIN_US 10      /* busy-poll before sleeping, as rdma-core's polling_time */
 #define RS_RESOLVE_MS 2000
