@@ -18,7 +18,7 @@
 # RS_LAT_ITERS (64 B round trips, default 5000), RS_BW_COUNT (1 MiB messages
 # each way, default 200).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
 source tests/lib/netns.sh
 XRXED=$PWD/$BUILD/bin/xrxed
@@ -132,12 +132,12 @@ bw1m_tcp=$(rstream_run s -S 1048576 -C "$BW_COUNT")
 lat_rs=$(rstream_run b -S 64 -C 1 -I "$LAT_ITERS")
 lat_tcp=$(rstream_run s -S 64 -C 1 -I "$LAT_ITERS")
 # The same transport without rsockets: what the verbs underneath give.
-wb= wl=
+wb='' wl=''
 if command -v ib_write_bw >/dev/null; then
 	wb=$(perftest_run ib_write_bw -s 65536 -D "$DURATION" --report_gbits | awk '{ print $4 }')
 	wl=$(perftest_run ib_write_lat -s 64 -n "$LAT_ITERS" | awk '{ print $5 }')
 fi
-ip_tcp= ip_rs=
+ip_tcp='' ip_rs=''
 if command -v iperf3 >/dev/null; then
 	ip_tcp=$(iperf_run "")
 	[ -e "$PRELOAD" ] && ip_rs=$(iperf_run preload)

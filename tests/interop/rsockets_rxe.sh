@@ -235,6 +235,7 @@ both "rstream -T b -T v: 4 x 1 MiB each way" \
 	"rstream -b @SADDR@ -p @PORT@ -S 1048576 -C 4 -T b -T v" \
 	"rstream -s @SADDR@ -p @PORT@ -S 1048576 -C 4 -T b -T v"
 rm -f "$SHARE/file.dst"
+# shellcheck disable=SC2016 # the checks are evaluated later, by both()
 both "rcopy: a 3 MB file" \
 	"rcopy -p @PORT@" \
 	"rcopy @SRC@ @SADDR@:@DST@ -p @PORT@" \

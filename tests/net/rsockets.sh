@@ -105,8 +105,8 @@ for where in across loopback; do
 		next_port
 		pair "rstream -T $mode: $count x $size B each way, verified ($tag)" "$NS_A" "$CNS" \
 			$PORT -- \
-			rstream -b "$SRV" -p $PORT -S $size -C $count -T $mode -T v -- \
-			rstream -s "$SRV" -p $PORT -S $size -C $count -T $mode -T v
+			rstream -b "$SRV" -p $PORT -S "$size" -C "$count" -T "$mode" -T v -- \
+			rstream -s "$SRV" -p $PORT -S "$size" -C "$count" -T "$mode" -T v
 	done
 	next_port
 	pair "rs_duplex: 20 MB each way at once, a sending and a receiving thread per end ($tag)" \
