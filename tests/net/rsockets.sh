@@ -12,7 +12,8 @@
 #   riostream   riomap + riowrite (direct placement), data verified
 #   rcopy       a 3 MB file, compared byte for byte
 #   udpong      datagram rsockets (UD): echoed datagrams, also after junk
-#               datagrams at the server's UDP port
+#               datagrams at the server's UDP port and malformed UD messages
+#               at its QP
 #   librspreload (rdma-core's LD_PRELOAD library) under ordinary TCP
 #               programs: tests/net/rs_echo (3 MB echoed and checked; its
 #               poll() mixes the rsocket with a pipe; also with librspreload's
@@ -147,6 +148,11 @@ for where in across loopback; do
 			printf 'AAAA\\x04\\x00\\x10\\x00\\x00\\x00\\x00\\x01\\x0a\\x00\\x00\\x01' >/dev/udp/$SRV/$PORT;
 			printf 'UUUU\\x04\\x00\\x1c\\x00\\x00\\x00\\x00\\x01\\x0a\\x00\\x00\\x01' >/dev/udp/$SRV/$PORT;
 			printf 'UUUU\\x04\\x63\\x10\\x00\\x00\\x00\\x00\\x01\\x0a\\x00\\x00\\x01' >/dev/udp/$SRV/$PORT"
+		# ... and on its UD QP: messages too short, of an unknown version,
+		# with header lengths that do not fit (rs_hostile udjunk learns
+		# the QP as a peer does).
+		tap_check "malformed UD messages sent to udpong's QP ($tag)" \
+			ns_exec "$CNS" timeout 30 "${RUN[@]}" "$HOSTILE" udjunk "$SRV" $PORT
 		tap_check "udpong after junk datagrams: 50 x 64 B echoed ($tag)" \
 			ns_exec "$CNS" timeout "$T" "${RUN[@]}" udpong -s "$SRV" -p $PORT -S 64 -C 50 \
 			-T e -T b

@@ -10,6 +10,15 @@
  *                                      (bad-version, short-data, no-credits)
  *                                      to an rsocket server; exits 0 if it is
  *                                      rejected
+ *   rs_hostile udjunk ADDR PORT        a datagram peer that breaks the UD
+ *                                      side: it learns the victim's QP the
+ *                                      protocol's way (a UDP datagram naming
+ *                                      its own QP; the victim answers with
+ *                                      its QPN), then sends UD messages too
+ *                                      short for the header, with an unknown
+ *                                      version, with a length that does not
+ *                                      match the version or the message;
+ *                                      exits 0 once all went out
  *   rs_hostile client ADDR PORT recv|trickle|send|connect|keepalive
  *                                      (keepalive: SO_KEEPALIVE with
  *                                      TCP_KEEPIDLE 1 s, then rrecv; its
@@ -257,6 +266,114 @@ static int bad_connect(const char *mode, const char *addr, const char *port)
 	return rejected ? 0 : 1;
 }
 
+/* The UDP header of rdma-core's datagram rsockets (docs/rsockets.md). */
+struct udp_hdr {
+	uint32_t tag;
+	uint8_t version, op, length, reserved;
+	uint32_t qpn;
+	uint32_t ipv4;
+};
+
+static int ud_junk(const char *addr, const char *port)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_UD, .sq_sig_all = 1,
+				       .cap = { .max_send_wr = 16, .max_recv_wr = 16,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	static uint8_t msg[256] __attribute__((aligned(64)));
+	struct sockaddr_storage ss, me;
+	struct rdma_cm_id *id;
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
+	struct ibv_port_attr pa;
+	struct udp_hdr h, r;
+	struct ibv_ah *ah;
+	struct ibv_mr *mr;
+	socklen_t ml = sizeof(me);
+	uint32_t vqpn;
+	int u, i;
+	/* length, version byte, header-length byte: each wrong its own way */
+	static const struct { uint32_t len; uint8_t ver, hl; const char *what; } junk[] = {
+		{ 0, 4, 8, "empty" },
+		{ 4, 4, 8, "shorter than any header" },
+		{ 16, 5, 8, "version 5" },
+		{ 40, 4, 24, "version 4 with the IPv6 header length" },
+		{ 12, 6, 24, "IPv6 header, 12-byte message" },
+		{ 16, 4, 200, "header length 200" },
+	};
+
+	alarm(20);
+	if (resolve(addr, port, &ss) || ss.ss_family != AF_INET)
+		die("resolve (IPv4)");
+	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) ||
+	    rdma_resolve_addr(id, NULL, (struct sockaddr *)&ss, 2000))
+		die("rdma_resolve_addr");
+	rdma_ack_cm_event(wait_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(id, 2000))
+		die("rdma_resolve_route");
+	rdma_ack_cm_event(wait_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	if (rdma_create_qp(id, NULL, &qa))
+		die("rdma_create_qp (UD)");
+	mr = ibv_reg_mr(id->pd, msg, sizeof(msg), IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		die("ibv_reg_mr");
+
+	/* First contact over UDP: "data from QP n"; the answer names its QP. */
+	u = socket(AF_INET, SOCK_DGRAM, 0);
+	memset(&h, 0, sizeof(h));
+	h.tag = htobe32(0x55555555);
+	h.version = 4;
+	h.op = 0;
+	h.length = 16;
+	h.qpn = htobe32(id->qp->qp_num);
+	h.ipv4 = ((struct sockaddr_in *)rdma_get_local_addr(id))->sin_addr.s_addr;
+	memcpy(msg, &h, sizeof(h));
+	memset(msg + sizeof(h), 0xff, 8); /* an unknown udpong op: counted, ignored */
+	if (sendto(u, msg, sizeof(h) + 8, 0, (struct sockaddr *)&ss, sizeof(struct sockaddr_in)) < 0)
+		die("sendto");
+	getsockname(u, (struct sockaddr *)&me, &ml);
+	if (recv(u, &r, sizeof(r), 0) < 16 || be32toh(r.tag) != 0x55555555)
+		die("no answer over UDP");
+	vqpn = be32toh(r.qpn) & 0xFFFFFF;
+	printf("the victim's QP is %u\n", vqpn);
+
+	aa.grh.dgid = id->route.path_rec->dgid;
+	aa.grh.hop_limit = 64;
+	if (ibv_query_port(id->verbs, 1, &pa))
+		die("ibv_query_port");
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		union ibv_gid g;
+
+		if (!ibv_query_gid(id->verbs, 1, i, &g) &&
+		    !memcmp(&g, &id->route.path_rec->sgid, sizeof(g)))
+			break;
+	}
+	aa.grh.sgid_index = (uint8_t)i;
+	ah = ibv_create_ah(id->pd, &aa);
+	if (!ah)
+		die("ibv_create_ah");
+	for (size_t k = 0; k < sizeof(junk) / sizeof(junk[0]); k++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)msg, .length = junk[k].len, .lkey = mr->lkey };
+		struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = junk[k].len ? 1 : 0,
+					  .opcode = IBV_WR_SEND },
+				   *bad;
+		struct ibv_wc wc;
+
+		memset(msg, 0xab, sizeof(msg));
+		msg[0] = junk[k].ver;
+		msg[1] = junk[k].hl;
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = vqpn;
+		wr.wr.ud.remote_qkey = RDMA_UDP_QKEY;
+		if (ibv_post_send(id->qp, &wr, &bad))
+			die("ibv_post_send");
+		while (ibv_poll_cq(id->send_cq, 1, &wc) == 0)
+			usleep(100);
+		printf("sent a UD message: %s (%s)\n", junk[k].what, ibv_wc_status_str(wc.status));
+	}
+	close(u);
+	return 0;
+}
+
 static int client(const char *addr, const char *port, const char *what)
 {
 	struct sockaddr_storage ss;
@@ -315,6 +432,9 @@ int main(int argc, char **argv)
 		return bad_connect(argv[2], argv[3], argv[4]);
 	if (argc == 5 && !strcmp(argv[1], "client"))
 		return client(argv[2], argv[3], argv[4]);
-	fprintf(stderr, "usage: rs_hostile server|connect MODE ADDR PORT | client ADDR PORT recv|trickle|send|connect|keepalive\n");
+	if (argc == 4 && !strcmp(argv[1], "udjunk"))
+		return ud_junk(argv[2], argv[3]);
+	fprintf(stderr, "usage: rs_hostile server|connect MODE ADDR PORT | client ADDR PORT "
+		"recv|trickle|send|connect|keepalive | udjunk ADDR PORT\n");
 	return 2;
 }
