@@ -554,6 +554,7 @@ void rs_cm_progress(struct rsocket *rs)
 	while (!rdma_get_cm_event(rs->ch, &ev)) {
 		rs_cm_event(rs, ev);
 		rdma_ack_cm_event(ev);
+		rs_wake_others(rs); /* the state may have changed under them */
 	}
 }
 

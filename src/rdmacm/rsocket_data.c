@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <sys/uio.h>
 
 #include "rdmacm/rsocket_int.h"
@@ -486,15 +487,18 @@ static void rs_send_done(struct rsocket *rs, struct ibv_wc *wc)
 	}
 }
 
-static void rs_poll_cq(struct rsocket *rs)
+/* Poll the CQ dry: true if there was anything. */
+static bool rs_poll_cq(struct rsocket *rs)
 {
 	struct ibv_wc wc[16];
 	uint32_t reposts = 0;
+	bool any = false;
 	int n;
 
 	if (!rs->cq)
-		return;
+		return false;
 	while ((n = ibv_poll_cq(rs->cq, 16, wc)) > 0) {
+		any = true;
 		for (int i = 0; i < n; i++) {
 			if (!(wc[i].wr_id & RS_WR_RECV)) {
 				rs_send_done(rs, &wc[i]);
@@ -526,24 +530,75 @@ static void rs_poll_cq(struct rsocket *rs)
 			}
 		}
 	}
+	return any;
 }
 
 void rs_progress(struct rsocket *rs)
 {
 	struct ibv_cq *cq;
 	void *ctx;
+	bool event = false;
 
 	if (!rs->cq)
 		return;
 	if (rs->cq_armed && !ibv_get_cq_event(rs->cc, &cq, &ctx)) {
+		event = true;
 		rs->cq_armed = false;
 		if (++rs->unack_cqe >= 64) {
 			ibv_ack_cq_events(rs->cq, rs->unack_cqe);
 			rs->unack_cqe = 0;
 		}
 	}
-	rs_poll_cq(rs);
+	/* The event we took may have been another sleeper's. */
+	if (rs_poll_cq(rs) || event)
+		rs_wake_others(rs);
 	rs_update_credits(rs);
+}
+
+/* --- sleeping threads ---------------------------------------------------------- */
+
+static __thread int rs_wake_fd = -1;
+
+int rs_thread_wake_fd(void)
+{
+	if (rs_wake_fd < 0)
+		rs_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	return rs_wake_fd;
+}
+
+void rs_thread_wake_drain(int fd)
+{
+	uint64_t v;
+
+	if (fd >= 0 && read(fd, &v, sizeof(v)) < 0)
+		(void)0; /* nothing pending */
+}
+
+bool rs_sleeper_add(struct rsocket *rs, int fd)
+{
+	if (fd < 0 || rs->nsleepers >= RS_MAX_SLEEPERS)
+		return false;
+	rs->sleeper_fd[rs->nsleepers++] = fd;
+	return true;
+}
+
+void rs_sleeper_del(struct rsocket *rs, int fd)
+{
+	for (int i = 0; i < rs->nsleepers; i++) {
+		if (rs->sleeper_fd[i] == fd) {
+			rs->sleeper_fd[i] = rs->sleeper_fd[--rs->nsleepers];
+			return;
+		}
+	}
+}
+
+void rs_wake_others(struct rsocket *rs)
+{
+	uint64_t one = 1;
+
+	for (int i = 0; i < rs->nsleepers; i++)
+		if (write(rs->sleeper_fd[i], &one, sizeof(one)) < 0)
+			(void)0; /* the counter is full: it is awake anyway */
 }
 
 /* --- conditions --------------------------------------------------------------- */
@@ -583,8 +638,9 @@ int rs_wait(struct rsocket *rs, bool nonblock, int timeout_ms, bool (*test)(stru
 	uint64_t start = rs_now_us();
 
 	for (;;) {
-		struct pollfd fds[2];
-		int nfds = 0, t = -1;
+		struct pollfd fds[3];
+		int nfds = 0, t = -1, wfd;
+		bool registered;
 
 		rs_cm_progress(rs);
 		rs_progress(rs);
@@ -609,18 +665,26 @@ int rs_wait(struct rsocket *rs, bool nonblock, int timeout_ms, bool (*test)(stru
 				return -ETIMEDOUT;
 			t = timeout_ms - (int)spent;
 		}
-		/* Another thread asleep on the same fds may consume the event
-		 * that was for us: sleep in short naps while we are not alone. */
-		if (rs->waiters && (t < 0 || t > 10))
-			t = 10;
 		fds[nfds++] = (struct pollfd){ .fd = rs->ch->fd, .events = POLLIN };
 		if (rs->cc)
 			fds[nfds++] = (struct pollfd){ .fd = rs->cc->fd, .events = POLLIN };
-		rs->waiters++;
+		/* Another thread asleep on the same descriptors may take the
+		 * event that was for us: it wakes us through our eventfd
+		 * (rs_wake_others); without one, short naps. */
+		wfd = rs_thread_wake_fd();
+		registered = rs_sleeper_add(rs, wfd);
+		if (registered)
+			fds[nfds++] = (struct pollfd){ .fd = wfd, .events = POLLIN };
+		else if (t < 0 || t > 10)
+			t = 10;
 		pthread_mutex_unlock(&rs->lock);
 		poll(fds, (nfds_t)nfds, t);
 		pthread_mutex_lock(&rs->lock);
-		rs->waiters--;
+		if (registered) {
+			rs_sleeper_del(rs, wfd);
+			if (fds[nfds - 1].revents)
+				rs_thread_wake_drain(wfd);
+		}
 		if (fds[0].revents)
 			rs->cm_pending = true;
 	}

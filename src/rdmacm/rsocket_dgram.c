@@ -694,7 +694,7 @@ static int rs_ds_wait(struct rsocket *rs, bool nonblock, bool (*test)(struct rso
 		if (test(rs))
 			return 0;
 		pthread_mutex_unlock(&rs->lock);
-		poll(fds, (nfds_t)n, rs->waiters ? 10 : (int)rs_conf.wake_up_interval_ms);
+		poll(fds, (nfds_t)n, (int)rs_conf.wake_up_interval_ms);
 		pthread_mutex_lock(&rs->lock);
 	}
 }

@@ -54,6 +54,7 @@
 #define RS_POLL_SPIN_US 10      /* busy-poll before sleeping, as rdma-core's polling_time */
 #define RS_RESOLVE_MS 2000
 #define RS_CM_CHECK_US 1000
+#define RS_MAX_SLEEPERS 8
 
 /* Defaults an administrator may change, as with rdma-core: one integer per
  * file under RS_CONF_DIR (rsocket(7)), read once (rs_configure). */
@@ -111,7 +112,12 @@ struct rsocket {
 	int err;       /* SO_ERROR / the errno of a failed connection */
 	bool reset;    /* the connection ended abnormally: reads see ECONNRESET */
 	int fd_flags;  /* rfcntl F_SETFL */
-	int waiters;   /* threads asleep in rs_wait */
+	/* Threads asleep on this rsocket (rs_wait, rpoll): each one's own
+	 * eventfd. One of them may consume the completion event the others
+	 * waited for; whoever processes completions then wakes the rest
+	 * (rs_wake_others). Beyond RS_MAX_SLEEPERS, sleepers nap 10 ms. */
+	int sleeper_fd[RS_MAX_SLEEPERS];
+	int nsleepers;
 	uint64_t so_opts, tcp_opts, ipv6_opts;
 	unsigned int keepalive_time; /* s; 0 = not yet set */
 
@@ -205,6 +211,17 @@ void rs_progress(struct rsocket *rs);
  * timeout_ms < 0: no limit. 0 when test holds; -EAGAIN / -ETIMEDOUT / -EINTR.
  * Lock held on entry and return. */
 int rs_wait(struct rsocket *rs, bool nonblock, int timeout_ms, bool (*test)(struct rsocket *));
+/* The calling thread's wake-up eventfd (made on first use), or -1. */
+int rs_thread_wake_fd(void);
+/* Register / unregister the calling thread as asleep on rs (lock held):
+ * false when the table is full (then nap). */
+bool rs_sleeper_add(struct rsocket *rs, int fd);
+void rs_sleeper_del(struct rsocket *rs, int fd);
+/* Wake every registered sleeper (lock held): rs's state may have changed. */
+void rs_wake_others(struct rsocket *rs);
+/* Consume a wake-up of the calling thread's eventfd. */
+void rs_thread_wake_drain(int fd);
+
 /* Put the connection into the error state: every waiter sees err. */
 void rs_set_error(struct rsocket *rs, int err, const char *why);
 bool rs_can_send(struct rsocket *rs);

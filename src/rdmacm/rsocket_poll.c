@@ -61,14 +61,17 @@ out:
 	return rev;
 }
 
-/* The descriptors an rsocket's next event will show up on; arms its CQ. */
-static int rs_wait_fds(struct rsocket *rs, struct pollfd *fds)
+/* The descriptors an rsocket's next event will show up on; arms its CQ and
+ * registers the calling thread's wake-up eventfd wfd with it (*reg). */
+static int rs_wait_fds(struct rsocket *rs, struct pollfd *fds, int wfd, bool *reg)
 {
 	int n = 0;
 
+	*reg = false;
 	if (rs->type == SOCK_DGRAM)
 		return rs_dgram_wait_fds(rs, fds);
 	pthread_mutex_lock(&rs->lock);
+	*reg = rs_sleeper_add(rs, wfd);
 	fds[n++] = (struct pollfd){ .fd = rs->ch->fd, .events = POLLIN };
 	if (rs->cq && rs->state != RS_LISTENING) {
 		if (!rs->cq_armed) {
@@ -79,6 +82,20 @@ static int rs_wait_fds(struct rsocket *rs, struct pollfd *fds)
 	}
 	pthread_mutex_unlock(&rs->lock);
 	return n;
+}
+
+/* Undo rs_wait_fds' registrations. */
+static void rs_poll_unregister(struct pollfd *fds, nfds_t nfds, const bool *reg, int wfd)
+{
+	for (nfds_t i = 0; i < nfds; i++) {
+		struct rsocket *rs;
+
+		if (!reg[i] || !(rs = rs_lookup(fds[i].fd)))
+			continue;
+		pthread_mutex_lock(&rs->lock);
+		rs_sleeper_del(rs, wfd);
+		pthread_mutex_unlock(&rs->lock);
+	}
 }
 
 /* One round without blocking: revents of every entry, the count ready. */
@@ -110,8 +127,9 @@ int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 {
 	uint64_t start = rs_now_us();
 	struct pollfd *wfds = NULL;
+	bool *reg = NULL;
 	size_t wcap = 0;
-	int ret;
+	int ret, wfd = rs_thread_wake_fd();
 
 	if (!fds && nfds)
 		return errno = EFAULT, -1;
@@ -134,37 +152,50 @@ int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 			}
 			t = timeout - (int)spent;
 		}
-		if (wcap < nfds * 10 + 1) {
-			struct pollfd *w = realloc(wfds, sizeof(*w) * (nfds * 10 + 1));
+		if (wcap < nfds * 10 + 2) {
+			struct pollfd *w = realloc(wfds, sizeof(*w) * (nfds * 10 + 2));
+			bool *r = realloc(reg, sizeof(*r) * (nfds + 1));
 
-			if (!w) {
+			if (w)
+				wfds = w;
+			if (r)
+				reg = r;
+			if (!w || !r) {
 				ret = -1;
 				errno = ENOMEM;
 				break;
 			}
-			wfds = w;
-			wcap = nfds * 10 + 1;
+			wcap = nfds * 10 + 2;
 		}
 		for (nfds_t i = 0; i < nfds; i++) {
 			struct rsocket *rs = fds[i].fd >= 0 ? rs_lookup(fds[i].fd) : NULL;
 
+			reg[i] = false;
 			if (rs)
-				n += (size_t)rs_wait_fds(rs, &wfds[n]);
+				n += (size_t)rs_wait_fds(rs, &wfds[n], wfd, &reg[i]);
 			else if (fds[i].fd >= 0)
 				wfds[n++] = (struct pollfd){ .fd = fds[i].fd, .events = fds[i].events };
 		}
+		if (wfd >= 0)
+			wfds[n++] = (struct pollfd){ .fd = wfd, .events = POLLIN };
 		/* Completions between the checks and the arming: look again. */
 		ret = rs_poll_check(fds, nfds);
-		if (ret)
+		if (ret) {
+			rs_poll_unregister(fds, nfds, reg, wfd);
 			break;
+		}
 		/* Several threads may sleep on one rsocket's descriptors; one
 		 * consuming the event must not strand the others for long. */
 		if (t < 0 || t > (int)rs_conf.wake_up_interval_ms)
 			t = (int)rs_conf.wake_up_interval_ms;
 		if (poll(wfds, (nfds_t)n, t) < 0) {
 			ret = -1;
+			rs_poll_unregister(fds, nfds, reg, wfd);
 			break;
 		}
+		rs_poll_unregister(fds, nfds, reg, wfd);
+		if (wfd >= 0 && wfds[n - 1].revents)
+			rs_thread_wake_drain(wfd);
 		/* A stream rsocket's number is its CM channel: readable means
 		 * an event to take in the next round. */
 		for (size_t i = 0; i < n; i++) {
@@ -179,6 +210,7 @@ int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 		}
 	}
 	free(wfds);
+	free(reg);
 	return ret;
 }
 
