@@ -648,15 +648,17 @@ int rs_wait(struct rsocket *rs, bool nonblock, int timeout_ms, bool (*test)(stru
 			return 0;
 		if (nonblock)
 			return -EAGAIN;
-		if (rs->cq && !rs->cq_armed) {
-			ibv_req_notify_cq(rs->cq, 0);
-			rs->cq_armed = true;
-			continue; /* completions that came before the arm */
-		}
+		/* Spin first, the CQ unarmed (an armed one costs a read() per
+		 * look for its event), then arm and look once more. */
 		if (rs_now_us() - start < rs_conf.polling_time_us) {
 			pthread_mutex_unlock(&rs->lock);
 			pthread_mutex_lock(&rs->lock);
 			continue;
+		}
+		if (rs->cq && !rs->cq_armed) {
+			ibv_req_notify_cq(rs->cq, 0);
+			rs->cq_armed = true;
+			continue; /* completions that came before the arm */
 		}
 		if (timeout_ms >= 0) {
 			uint64_t spent = (rs_now_us() - start) / 1000;
