@@ -27,3 +27,13 @@ $(RDMACM_LIB): $(RDMACM_OBJS) $(RDMACM_MAP)
 
 all: $(RDMACM_LIB)
 tests: $(RDMACM_LIB)
+
+# tests/rdmacm/*.c: programs written against plain librdmacm + libibverbs
+# (rdma-core's headers); they run on the shims through `xrxe run`.
+RDMACM_TEST_SRCS := $(wildcard tests/rdmacm/*.c)
+RDMACM_TEST_BINS := $(patsubst tests/rdmacm/%.c,$(BUILD)/tests/rdmacm/%,$(RDMACM_TEST_SRCS))
+$(BUILD)/tests/rdmacm/%: $(call obj,tests/rdmacm/%.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lrdmacm -libverbs -lpthread
+
+tests: $(RDMACM_TEST_BINS)

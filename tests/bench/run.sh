@@ -29,3 +29,9 @@ if [ "$(id -u)" -eq 0 ] && [ -x tests/bench/cm.sh ]; then
 	echo "== RDMA CM: cmtime conn/s, kernel rdma_cm over rxe vs xrxe in one QEMU guest; the CM handshake against a UDP round trip"
 	tests/bench/cm.sh
 fi
+
+if [ "$(id -u)" -eq 0 ] && [ -x tests/bench/rsockets.sh ]; then
+	echo
+	echo "== rsockets over xrxe (rstream, iperf3 under librspreload) beside kernel TCP on the same veth pair"
+	tests/bench/rsockets.sh
+fi

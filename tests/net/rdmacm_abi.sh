@@ -6,7 +6,8 @@
 #     NEEDED libibverbs.so.1, nothing unversioned, no executable stack;
 #  2. every stock librdmacm client loads with it (rdmacm-utils, perftest,
 #     qperf, libfabric's fi_info) and the loader really picks ours;
-#  3. tests/net/rdmacm_stub_test: the rsocket entry points fail with ENOSYS,
+#  3. tests/net/rdmacm_stub_test: with no daemon rsocket() fails with ENODEV
+#     and the other rsocket entry points with EBADF on a non-rsocket,
 #     the calls that need a device fail with ENODEV (never ENOMEM), and
 #     rdma_event_str answers as rdma-core's;
 #  4. with no daemon, `xrxe run -- rping -s` and the other clients report "no

@@ -7,8 +7,9 @@
  *   rdmacm_stub_test SHIM [REAL]
  *
  * Checks, with no xrxe daemon (the caller points XRXE_RUN_DIR at an empty
- * directory): every rsocket entry point fails with -1/ENOSYS (riomap
- * (off_t)-1, riowrite (size_t)-1); the calls that need a device fail with
+ * directory): rsocket() fails with ENODEV, every other rsocket entry point
+ * on a descriptor that is no rsocket with EBADF (riomap (off_t)-1, riowrite
+ * (size_t)-1), rpoll/rselect work on ordinary descriptors; the calls that need a device fail with
  * ENODEV, never ENOMEM and never a crash; argument errors are EINVAL; and,
  * given rdma-core's own library as REAL, rdma_event_str answers as it does.
  */
@@ -23,6 +24,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <rdma/rdma_cma.h>
 
@@ -50,71 +52,103 @@ static void *sym(const char *name)
 	return p;
 }
 
-/* Every r* call with harmless arguments: -1 (or its type's -1) and ENOSYS. */
-static void rsocket_stubs(void)
+/* The rsocket API with no daemon: rsocket() fails with ENODEV (ENOTSUP for
+ * what rsockets do not serve), every other call on a descriptor that is no
+ * rsocket with EBADF (riomap (off_t)-1, riowrite (size_t)-1), and rpoll and
+ * rselect on ordinary descriptors behave as poll and select. */
+static void rsocket_no_daemon(void)
 {
 	char buf[16];
 	struct iovec iov = { buf, sizeof(buf) };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	socklen_t sl = sizeof(sin);
-	struct pollfd pfd = { .fd = 3, .events = POLLIN };
 	struct timeval tv = { 0, 0 };
-	fd_set fds;
-	int iv = 0, n = 0;
+	int iv = 0, n = 0, p[2];
+	const int bad = 1000; /* not open, no rsocket */
 
-#define STUB(name, type, call)                                                         \
+#define RCALL(name, type, call, err)                                                   \
 	do {                                                                           \
 		__typeof__(type) *fn = (__typeof__(type) *)sym(#name);                   \
 		if (fn) {                                                              \
 			errno = 0;                                                     \
-			int ok = (call) && errno == ENOSYS;                            \
-			check(ok, "%s fails with ENOSYS", #name, errno);               \
+			int ok = (call) && errno == (err);                             \
+			check(ok, "%s fails with " #err, #name, errno);                \
 			n++;                                                           \
 		}                                                                      \
 	} while (0)
 
-	FD_ZERO(&fds);
-	STUB(rsocket, int(int, int, int), fn(AF_INET, SOCK_STREAM, 0) == -1);
-	STUB(rbind, int(int, const struct sockaddr *, socklen_t),
-	     fn(3, (struct sockaddr *)&sin, sizeof(sin)) == -1);
-	STUB(rlisten, int(int, int), fn(3, 1) == -1);
-	STUB(raccept, int(int, struct sockaddr *, socklen_t *), fn(3, (struct sockaddr *)&sin, &sl) == -1);
-	STUB(rconnect, int(int, const struct sockaddr *, socklen_t),
-	     fn(3, (struct sockaddr *)&sin, sizeof(sin)) == -1);
-	STUB(rshutdown, int(int, int), fn(3, SHUT_RDWR) == -1);
-	STUB(rclose, int(int), fn(3) == -1);
-	STUB(rrecv, ssize_t(int, void *, size_t, int), fn(3, buf, sizeof(buf), 0) == -1);
-	STUB(rrecvfrom, ssize_t(int, void *, size_t, int, struct sockaddr *, socklen_t *),
-	     fn(3, buf, sizeof(buf), 0, (struct sockaddr *)&sin, &sl) == -1);
-	STUB(rrecvmsg, ssize_t(int, struct msghdr *, int), fn(3, &msg, 0) == -1);
-	STUB(rsend, ssize_t(int, const void *, size_t, int), fn(3, buf, sizeof(buf), 0) == -1);
-	STUB(rsendto, ssize_t(int, const void *, size_t, int, const struct sockaddr *, socklen_t),
-	     fn(3, buf, sizeof(buf), 0, (struct sockaddr *)&sin, sizeof(sin)) == -1);
-	STUB(rsendmsg, ssize_t(int, const struct msghdr *, int), fn(3, &msg, 0) == -1);
-	STUB(rread, ssize_t(int, void *, size_t), fn(3, buf, sizeof(buf)) == -1);
-	STUB(rreadv, ssize_t(int, const struct iovec *, int), fn(3, &iov, 1) == -1);
-	STUB(rwrite, ssize_t(int, const void *, size_t), fn(3, buf, sizeof(buf)) == -1);
-	STUB(rwritev, ssize_t(int, const struct iovec *, int), fn(3, &iov, 1) == -1);
-	STUB(rpoll, int(struct pollfd *, nfds_t, int), fn(&pfd, 1, 0) == -1);
-	STUB(rselect, int(int, fd_set *, fd_set *, fd_set *, struct timeval *),
-	     fn(1, &fds, NULL, NULL, &tv) == -1);
-	STUB(rgetpeername, int(int, struct sockaddr *, socklen_t *),
-	     fn(3, (struct sockaddr *)&sin, &sl) == -1);
-	STUB(rgetsockname, int(int, struct sockaddr *, socklen_t *),
-	     fn(3, (struct sockaddr *)&sin, &sl) == -1);
-	STUB(rsetsockopt, int(int, int, int, const void *, socklen_t),
-	     fn(3, SOL_SOCKET, SO_REUSEADDR, &iv, sizeof(iv)) == -1);
-	STUB(rgetsockopt, int(int, int, int, void *, socklen_t *),
-	     fn(3, SOL_SOCKET, SO_REUSEADDR, &iv, &sl) == -1);
-	STUB(rfcntl, int(int, int, ...), fn(3, 3 /* F_GETFL */) == -1);
-	STUB(riomap, off_t(int, void *, size_t, int, int, off_t),
-	     fn(3, buf, sizeof(buf), 3, 0, -1) == (off_t)-1);
-	STUB(riounmap, int(int, void *, size_t), fn(3, buf, sizeof(buf)) == -1);
-	STUB(riowrite, size_t(int, const void *, size_t, off_t, int),
-	     fn(3, buf, sizeof(buf), 0, 0) == (size_t)-1);
-#undef STUB
-	check(n == 27, "%s: all 27 rsocket entry points checked", "rsocket", 0);
+	RCALL(rsocket, int(int, int, int), fn(AF_INET, SOCK_STREAM, 0) == -1, ENODEV);
+	RCALL(rsocket, int(int, int, int), fn(AF_UNIX, SOCK_STREAM, 0) == -1, ENOTSUP);
+	RCALL(rbind, int(int, const struct sockaddr *, socklen_t),
+	      fn(bad, (struct sockaddr *)&sin, sizeof(sin)) == -1, EBADF);
+	RCALL(rlisten, int(int, int), fn(bad, 1) == -1, EBADF);
+	RCALL(raccept, int(int, struct sockaddr *, socklen_t *),
+	      fn(bad, (struct sockaddr *)&sin, &sl) == -1, EBADF);
+	RCALL(rconnect, int(int, const struct sockaddr *, socklen_t),
+	      fn(bad, (struct sockaddr *)&sin, sizeof(sin)) == -1, EBADF);
+	RCALL(rshutdown, int(int, int), fn(bad, SHUT_RDWR) == -1, EBADF);
+	RCALL(rclose, int(int), fn(bad) == -1, EBADF);
+	RCALL(rrecv, ssize_t(int, void *, size_t, int), fn(bad, buf, sizeof(buf), 0) == -1, EBADF);
+	RCALL(rrecvfrom, ssize_t(int, void *, size_t, int, struct sockaddr *, socklen_t *),
+	      fn(bad, buf, sizeof(buf), 0, (struct sockaddr *)&sin, &sl) == -1, EBADF);
+	RCALL(rrecvmsg, ssize_t(int, struct msghdr *, int), fn(bad, &msg, 0) == -1, EBADF);
+	RCALL(rsend, ssize_t(int, const void *, size_t, int), fn(bad, buf, sizeof(buf), 0) == -1,
+	      EBADF);
+	RCALL(rsendto, ssize_t(int, const void *, size_t, int, const struct sockaddr *, socklen_t),
+	      fn(bad, buf, sizeof(buf), 0, (struct sockaddr *)&sin, sizeof(sin)) == -1, EBADF);
+	RCALL(rsendmsg, ssize_t(int, const struct msghdr *, int), fn(bad, &msg, 0) == -1, EBADF);
+	RCALL(rread, ssize_t(int, void *, size_t), fn(bad, buf, sizeof(buf)) == -1, EBADF);
+	RCALL(rreadv, ssize_t(int, const struct iovec *, int), fn(bad, &iov, 1) == -1, EBADF);
+	RCALL(rwrite, ssize_t(int, const void *, size_t), fn(bad, buf, sizeof(buf)) == -1, EBADF);
+	RCALL(rwritev, ssize_t(int, const struct iovec *, int), fn(bad, &iov, 1) == -1, EBADF);
+	RCALL(rgetpeername, int(int, struct sockaddr *, socklen_t *),
+	      fn(bad, (struct sockaddr *)&sin, &sl) == -1, EBADF);
+	RCALL(rgetsockname, int(int, struct sockaddr *, socklen_t *),
+	      fn(bad, (struct sockaddr *)&sin, &sl) == -1, EBADF);
+	RCALL(rsetsockopt, int(int, int, int, const void *, socklen_t),
+	      fn(bad, SOL_SOCKET, SO_REUSEADDR, &iv, sizeof(iv)) == -1, EBADF);
+	RCALL(rgetsockopt, int(int, int, int, void *, socklen_t *),
+	      fn(bad, SOL_SOCKET, SO_REUSEADDR, &iv, &sl) == -1, EBADF);
+	RCALL(rfcntl, int(int, int, ...), fn(bad, 3 /* F_GETFL */) == -1, EBADF);
+	RCALL(riomap, off_t(int, void *, size_t, int, int, off_t),
+	      fn(bad, buf, sizeof(buf), 2, 0, -1) == (off_t)-1, EBADF);
+	RCALL(riounmap, int(int, void *, size_t), fn(bad, buf, sizeof(buf)) == -1, EBADF);
+	RCALL(riowrite, size_t(int, const void *, size_t, off_t, int),
+	      fn(bad, buf, sizeof(buf), 0, 0) == (size_t)-1, EBADF);
+#undef RCALL
+	if (pipe(p) == 0) {
+		int (*rpoll_fn)(struct pollfd *, nfds_t, int) =
+			(int (*)(struct pollfd *, nfds_t, int))sym("rpoll");
+		int (*rselect_fn)(int, fd_set *, fd_set *, fd_set *, struct timeval *) =
+			(int (*)(int, fd_set *, fd_set *, fd_set *, struct timeval *))sym("rselect");
+		struct pollfd pfd[2] = { { .fd = p[0], .events = POLLIN },
+					 { .fd = p[1], .events = POLLOUT } };
+
+		if (rpoll_fn) {
+			int r = rpoll_fn(pfd, 2, 100);
+
+			check(r == 1 && !pfd[0].revents && (pfd[1].revents & POLLOUT),
+			      "%s on a pipe: only its write end is ready", "rpoll", errno);
+			n++;
+		}
+		if (rselect_fn && p[1] < FD_SETSIZE) {
+			fd_set rd, wr;
+			int r;
+
+			FD_ZERO(&rd);
+			FD_ZERO(&wr);
+			FD_SET(p[0], &rd);
+			FD_SET(p[1], &wr);
+			r = rselect_fn((p[0] > p[1] ? p[0] : p[1]) + 1, &rd, &wr, NULL, &tv);
+			check(r == 1 && !FD_ISSET(p[0], &rd) && FD_ISSET(p[1], &wr),
+			      "%s on a pipe: only its write end is ready", "rselect", errno);
+			n++;
+		}
+		close(p[0]);
+		close(p[1]);
+	}
+	check(n == 28, "%s: all 27 rsocket entry points checked", "rsocket", 0);
 }
 
 static void no_device(void)
@@ -210,7 +244,7 @@ int main(int argc, char **argv)
 		printf("not ok - dlopen %s: %s\n", argv[1], dlerror());
 		return 1;
 	}
-	rsocket_stubs();
+	rsocket_no_daemon();
 	no_device();
 	if (argc > 2)
 		event_strings(argv[2]);
