@@ -45,7 +45,7 @@ GEN_RATE_JUMBO=${GEN_RATE_JUMBO:-30000}
 # at the socket's rings may be missing (--ring-loss-ok); every frame that
 # arrives must still be intact and in order, and none may go missing
 # otherwise.
-GEN_RX_RINGS="--rx-ring 8192 --frames 32768 --ring-loss-ok"
+GEN_RX_RINGS=${GEN_RX_RINGS:-"--rx-ring 8192 --frames 32768 --ring-loss-ok"}
 for bin in "$XRXE" "$XSKPROBE"; do
 	if [ ! -x "$bin" ]; then
 		tap_fail "$bin is built (make tests)"
