@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# make bench-loss: goodput of unmodified perftest over xrxe under random loss,
+# as a ratio to the 0-loss run of the same session (issue 19).
+#
+#   A (10.83.1.1) ── r: ip_forward, xrxe-impair --loss P on both egresses ── B (10.83.2.1)
+#
+# Every link a veth at MTU 9000 (path MTU 4096), xrxed in A and B, the router
+# forwarding in the kernel and dropping with xrxe-impair (AF_XDP transmit
+# skips the sender's own tc hooks, so the loss sits on the router). For each
+# of ib_write_bw, ib_read_bw and ib_send_bw (-s 65536, RC, -F) at each loss
+# rate, one run of LOSS_DURATION seconds; the table gives the bandwidth, its
+# ratio to the 0-loss run, and what the QPs' counters (`xrxe qp --json`, read
+# just before the run ends) say: packets the requester side sent per packet
+# delivered, resends, duplicates the responder side saw, recovery episodes
+# and Local ACK Timeouts.
+#
+# Environment:
+#   LOSS_DURATION=S        seconds per run (default 5)
+#   LOSS_RATES="0 0.1 ..." loss per direction in % (default "0 0.1 0.5 1 2";
+#                          the first must be 0: the baseline)
+#   LOSS_TOOLS="..."       default "ib_write_bw ib_read_bw ib_send_bw"
+#   LOSS_XRXED_OPTS="..."  extra xrxed options for both daemons ("--rexmit fixed")
+#   LOSS_CPUS="DA DB S C"  CPUs of xrxed A, xrxed B, the perftest server (in B)
+#                          and client (in A); default "0 1 0 1" (tests/bench/verbs.sh)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
+source tests/lib/netns.sh
+XRXED=$PWD/$BUILD/bin/xrxed
+XRXE=$PWD/$BUILD/bin/xrxe
+IMPAIR=$PWD/$BUILD/bin/xrxe-impair
+RUN=("$XRXE" run --)
+DURATION=${LOSS_DURATION:-5}
+read -r -a RATES <<<"${LOSS_RATES:-0 0.1 0.5 1 2}"
+read -r -a TOOLS <<<"${LOSS_TOOLS:-ib_write_bw ib_read_bw ib_send_bw}"
+read -r CPU_DA CPU_DB CPU_S CPU_C <<<"${LOSS_CPUS:-0 1 0 1}"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "loss bench skipped: needs root (namespaces, XDP)"
+	exit 0
+fi
+for f in "$XRXED" "$XRXE" "$IMPAIR" "$BUILD/lib/xrxe/libibverbs.so.1"; do
+	if [ ! -e "$f" ]; then
+		echo "loss bench skipped: $f is not built (make)"
+		exit 0
+	fi
+done
+for p in "${TOOLS[@]}"; do
+	if ! command -v "$p" >/dev/null; then
+		echo "loss bench skipped: $p is not installed (make deps)"
+		exit 0
+	fi
+done
+if [ "${RATES[0]}" != 0 ]; then
+	echo "loss bench: LOSS_RATES must start with 0 (the baseline)"
+	exit 2
+fi
+
+pin() {
+	PIN=()
+	[ "$1" = - ] || PIN=(taskset -c "$1")
+}
+
+# --- topology ------------------------------------------------------------------
+NS_A=$NETNS_PREFIX-la NS_B=$NETNS_PREFIX-lb NS_R=$NETNS_PREFIX-lr
+IF_A=l$$a IF_B=l$$b IF_RA=l$$ra IF_RB=l$$rb
+IP_A=10.83.1.1 IP_B=10.83.2.1
+topo_up() {
+	local ns
+	for ns in "$NS_A" "$NS_B" "$NS_R"; do
+		ip netns add "$ns" || return 1
+		NETNS_CREATED+=("$ns")
+		ip -n "$ns" link set lo up
+	done
+	ip netns exec "$NS_R" sysctl -qw net.ipv4.ip_forward=1 || return 1
+	ip link add "$IF_A" netns "$NS_A" mtu 9000 type veth peer name "$IF_RA" netns "$NS_R" \
+		mtu 9000 || return 1
+	ip link add "$IF_B" netns "$NS_B" mtu 9000 type veth peer name "$IF_RB" netns "$NS_R" \
+		mtu 9000 || return 1
+	ip -n "$NS_A" addr add "$IP_A/24" dev "$IF_A"
+	ip -n "$NS_B" addr add "$IP_B/24" dev "$IF_B"
+	ip -n "$NS_R" addr add 10.83.1.254/24 dev "$IF_RA"
+	ip -n "$NS_R" addr add 10.83.2.254/24 dev "$IF_RB"
+	# FIFOs everywhere: with noqueue a busy veth peer drops silently
+	# (tests/lib/netns.sh), which would be loss we did not ask for.
+	ip netns exec "$NS_A" tc qdisc replace dev "$IF_A" root pfifo
+	ip netns exec "$NS_B" tc qdisc replace dev "$IF_B" root pfifo
+	ip netns exec "$NS_R" tc qdisc replace dev "$IF_RA" root pfifo
+	ip netns exec "$NS_R" tc qdisc replace dev "$IF_RB" root pfifo
+	ip -n "$NS_A" link set "$IF_A" up
+	ip -n "$NS_B" link set "$IF_B" up
+	ip -n "$NS_R" link set "$IF_RA" up
+	ip -n "$NS_R" link set "$IF_RB" up
+	ip -n "$NS_A" route add default via 10.83.1.254
+	ip -n "$NS_B" route add default via 10.83.2.254
+}
+if ! topo_up; then
+	echo "loss bench: could not build the topology"
+	exit 1
+fi
+netns_tmpdir tmp
+[ -n "${LOSS_KEEP:-}" ] && tmp=$LOSS_KEEP && mkdir -p "$tmp"
+# impair P: P % loss on both of the router's egresses (0: none).
+impair() {
+	local dev
+	for dev in "$IF_RA" "$IF_RB"; do
+		ip netns exec "$NS_R" "$IMPAIR" "$dev" --loss "$1" >/dev/null || return 1
+	done
+}
+netns_at_exit "ip netns exec $NS_R $IMPAIR $IF_RA --clear; ip netns exec $NS_R $IMPAIR $IF_RB --clear"
+
+pin "$CPU_DA"
+# shellcheck disable=SC2086 # LOSS_XRXED_OPTS: a word list
+ns_bg "$NS_A" nice -n -10 "${PIN[@]}" "$XRXED" ${LOSS_XRXED_OPTS-} "$IF_A" >"$tmp/xrxed-a.log" 2>&1
+pin "$CPU_DB"
+# shellcheck disable=SC2086
+ns_bg "$NS_B" nice -n -10 "${PIN[@]}" "$XRXED" ${LOSS_XRXED_OPTS-} "$IF_B" >"$tmp/xrxed-b.log" 2>&1
+if ! netns_wait_file "/run/xrxe/$IF_A.sock" 10 || ! netns_wait_file "/run/xrxe/$IF_B.sock" 10; then
+	echo "loss bench: xrxed did not start"
+	tail -n 5 "$tmp"/xrxed-*.log
+	exit 1
+fi
+
+# qp_counters NS IFACE RAW: the sum of the RC QPs' counters of one daemon as
+# "key value" lines (its JSON kept in RAW).
+qp_counters() {
+	ip netns exec "$1" "$XRXE" qp "$2" --json 2>&1 | tee "$3" | python3 -c '
+import json, sys
+keys = ("tx_packets", "rx_packets", "retransmits", "fast_retransmits", "timeouts",
+        "duplicates", "seq_naks_sent", "seq_naks_rcvd", "resent_packets",
+        "out_of_sequence", "recoveries", "probes")
+try:
+    qps = [q for q in json.load(sys.stdin)["qps"] if q["type"] == "RC"]
+except Exception:
+    qps = []
+for k in keys:
+    print(k, sum(q.get(k, 0) for q in qps))'
+}
+
+PORT=18950
+# run TOOL LABEL: server in B, client in A; result line in $tmp/LABEL, the
+# counters of both daemons just before the end in $tmp/LABEL.a / .b.
+run() {
+	local tool=$1 out=$tmp/$2 i spid
+	PORT=$((PORT + 1))
+	pin "$CPU_S"
+	ip netns exec "$NS_B" timeout $((DURATION + 60)) "${PIN[@]}" "${RUN[@]}" "$tool" \
+		-d "xrxe_$IF_B" -x 1 -s 65536 -F -p "$PORT" -D "$DURATION" --report_gbits \
+		>"$out.server" 2>&1 &
+	spid=$!
+	for i in $(seq 200); do
+		ip netns exec "$NS_B" ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . && break
+		sleep 0.05
+	done
+	(
+		# perftest's connection set-up takes a moment; read the
+		# counters near the end of the timed part.
+		sleep "$(awk -v d="$DURATION" 'BEGIN { print d + 0.5 }')"
+		qp_counters "$NS_A" "$IF_A" "$out.a.json" >"$out.a"
+		qp_counters "$NS_B" "$IF_B" "$out.b.json" >"$out.b"
+	) &
+	local cpid=$!
+	pin "$CPU_C"
+	ip netns exec "$NS_A" timeout $((DURATION + 60)) "${PIN[@]}" "${RUN[@]}" "$tool" \
+		-d "xrxe_$IF_A" -x 1 -s 65536 -F -p "$PORT" -D "$DURATION" --report_gbits \
+		"$IP_B" >"$out.client" 2>&1
+	wait "$spid"
+	wait "$cpid"
+	grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$out.client" | tail -n 1 | awk '{ print $4 }' >"$out"
+}
+val() {
+	local v
+	v=$(awk -v k="$1" '$1 == k { print $2 }' "$2" 2>/dev/null)
+	echo "${v:-0}"
+}
+# fmt A B: A / B with two decimals, n/a when B is 0 or either is missing.
+fmt() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/ || b + 0 == 0) print "n/a";
+		else printf "%.2f\n", a / b }'
+}
+
+echo "loss bench: ${DURATION}s per run, 64 KiB messages, loss on both directions at the router${LOSS_XRXED_OPTS:+, xrxed $LOSS_XRXED_OPTS}"
+printf '%-12s %7s %9s %6s %9s %8s %8s %8s %8s %8s\n' tool "loss %" "Gbit/s" ratio \
+	"sent/dlv" resent dups recov probes timeouts
+for tool in "${TOOLS[@]}"; do
+	base=
+	for loss in "${RATES[@]}"; do
+		impair "$loss" || { echo "loss bench: xrxe-impair failed"; exit 1; }
+		label=$tool-$loss
+		run "$tool" "$label"
+		bw=$(cat "$tmp/$label" 2>/dev/null)
+		bw=${bw:-n/a}
+		[ "$loss" = 0 ] && base=$bw
+		# The data direction: READ responses flow B -> A, the rest A -> B.
+		if [ "$tool" = ib_read_bw ]; then dsend=b drecv=a; else dsend=a drecv=b; fi
+		sent=$(val tx_packets "$tmp/$label.$dsend")
+		dlv=$(($(val rx_packets "$tmp/$label.$drecv") - $(val duplicates "$tmp/$label.$drecv")))
+		resent=$(($(val resent_packets "$tmp/$label.a") + $(val resent_packets "$tmp/$label.b")))
+		dups=$(($(val duplicates "$tmp/$label.a") + $(val duplicates "$tmp/$label.b")))
+		recov=$(($(val recoveries "$tmp/$label.a") + $(val recoveries "$tmp/$label.b")))
+		probes=$(($(val probes "$tmp/$label.a") + $(val probes "$tmp/$label.b")))
+		tmo=$(($(val timeouts "$tmp/$label.a") + $(val timeouts "$tmp/$label.b")))
+		printf '%-12s %7s %9s %6s %9s %8s %8s %8s %8s %8s\n' "$tool" "$loss" "$bw" \
+			"$(fmt "$bw" "$base")" "$(fmt "$sent" "$dlv")" "$resent" "$dups" "$recov" \
+			"$probes" "$tmo"
+	done
+done
+impair 0
+echo "sent/dlv: data-direction packets sent per packet the receiving side took (ACKs included on both sides, so ~1.06 at 0 %)"
+echo "placement: xrxed A cpu $CPU_DA, xrxed B cpu $CPU_DB (nice -10), perftest server (B) cpu $CPU_S, client (A) cpu $CPU_C"
