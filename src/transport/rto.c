@@ -95,7 +95,6 @@ void xrxe_tpi_rto_loss(struct xrxe_tp_qp *qp)
 	w /= 2;
 	c->cwnd = w < XRXE_TP_CWND_MIN ? XRXE_TP_CWND_MIN : w;
 	c->cwnd_acc = 0;
-	qp->info.cwnd = c->cwnd;
 }
 
 /* comp.psn moved forward by acked PSNs: the episode ends once everything
@@ -116,7 +115,6 @@ static void cwnd_ack(struct xrxe_tp_qp *qp, uint32_t acked)
 	if (c->cwnd_acc >= w) {
 		c->cwnd_acc -= w;
 		c->cwnd = w + 1;
-		qp->info.cwnd = c->cwnd;
 	}
 }
 

@@ -300,7 +300,7 @@ struct xrxe_tp_qp_info {
 	 * (after a loss: go-back-N's cost); recovery episodes (a loss learnt
 	 * from a NAK, a READ response gap, a probe's answer or a timeout, up
 	 * to when everything sent before it is acknowledged); loss probes
-	 * sent (rto.c); the send window in PSNs. */
+	 * sent (rto.c); the send window in PSNs (RC; 0 for UC/UD). */
 	uint64_t resent_packets, out_of_sequence, recoveries, probes;
 	uint32_t cwnd;
 };

@@ -11,8 +11,9 @@
 # rate, one run of LOSS_DURATION seconds; the table gives the bandwidth, its
 # ratio to the 0-loss run, and what the QPs' counters (`xrxe qp --json`, read
 # just before the run ends) say: packets the requester side sent per packet
-# delivered, resends, duplicates the responder side saw, recovery episodes
-# and Local ACK Timeouts.
+# delivered, resends, duplicates the responder side saw, recovery episodes,
+# loss probes and Local ACK Timeouts (counters are read at 90 % of the run,
+# so they cover most of it, not all).
 #
 # Environment:
 #   LOSS_DURATION=S        seconds per run (default 5)
@@ -153,11 +154,12 @@ run() {
 		sleep 0.05
 	done
 	(
-		# perftest's connection set-up takes a moment; read the
-		# counters near the end of the timed part.
-		sleep "$(awk -v d="$DURATION" 'BEGIN { print d + 0.5 }')"
-		qp_counters "$NS_A" "$IF_A" "$out.a.json" >"$out.a"
+		# Near the end of the timed part (perftest's set-up takes a
+		# moment), both daemons at once: the QPs go when it ends.
+		sleep "$(awk -v d="$DURATION" 'BEGIN { print d * 0.9 }')"
+		qp_counters "$NS_A" "$IF_A" "$out.a.json" >"$out.a" &
 		qp_counters "$NS_B" "$IF_B" "$out.b.json" >"$out.b"
+		wait
 	) &
 	local cpid=$!
 	pin "$CPU_C"
@@ -180,7 +182,7 @@ fmt() {
 		else printf "%.2f\n", a / b }'
 }
 
-echo "loss bench: ${DURATION}s per run, 64 KiB messages, loss on both directions at the router${LOSS_XRXED_OPTS:+, xrxed $LOSS_XRXED_OPTS}"
+echo "loss bench: ${DURATION}s per run, 64 KiB messages, loss on both directions at the router${LOSS_XRXED_OPTS:+, xrxed $LOSS_XRXED_OPTS}; load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 printf '%-12s %7s %9s %6s %9s %8s %8s %8s %8s %8s\n' tool "loss %" "Gbit/s" ratio \
 	"sent/dlv" resent dups recov probes timeouts
 for tool in "${TOOLS[@]}"; do
@@ -195,7 +197,8 @@ for tool in "${TOOLS[@]}"; do
 		# The data direction: READ responses flow B -> A, the rest A -> B.
 		if [ "$tool" = ib_read_bw ]; then dsend=b drecv=a; else dsend=a drecv=b; fi
 		sent=$(val tx_packets "$tmp/$label.$dsend")
-		dlv=$(($(val rx_packets "$tmp/$label.$drecv") - $(val duplicates "$tmp/$label.$drecv")))
+		dlv=$(($(val rx_packets "$tmp/$label.$drecv") - $(val duplicates "$tmp/$label.$drecv") -
+			$(val out_of_sequence "$tmp/$label.$drecv")))
 		resent=$(($(val resent_packets "$tmp/$label.a") + $(val resent_packets "$tmp/$label.b")))
 		dups=$(($(val duplicates "$tmp/$label.a") + $(val duplicates "$tmp/$label.b")))
 		recov=$(($(val recoveries "$tmp/$label.a") + $(val recoveries "$tmp/$label.b")))
@@ -207,5 +210,5 @@ for tool in "${TOOLS[@]}"; do
 	done
 done
 impair 0
-echo "sent/dlv: data-direction packets sent per packet the receiving side took (ACKs included on both sides, so ~1.06 at 0 %)"
+echo "sent/dlv: packets the data's sender sent (its ACKs and probes included) per data packet the receiver took in order"
 echo "placement: xrxed A cpu $CPU_DA, xrxed B cpu $CPU_DB (nice -10), perftest server (B) cpu $CPU_S, client (A) cpu $CPU_C"
