@@ -209,6 +209,9 @@ static void req_seek(struct xrxe_tp_qp *qp, uint32_t psn)
 void xrxe_tpi_req_rewind(struct xrxe_tp_qp *qp, uint32_t psn)
 {
 	xrxe_tpi_rto_rewound(qp);
+	/* Probes not sent yet: the resend from psn asks the same and more
+	 * (a probe past it would only draw a NAK for what is on its way). */
+	qp->req.probes_owed = 0;
 	req_seek(qp, psn);
 }
 
@@ -471,7 +474,8 @@ static bool req_send_probes(struct xrxe_tp_qp *qp)
 		qp->req.force_ackreq = false;
 		if (err == -ENOBUFS)
 			break;
-		qp->info.probes++;
+		if (!err)
+			qp->info.probes++;
 next:
 		qp->req.psn = saved.psn;
 		qp->req.wqe = saved.wqe;
