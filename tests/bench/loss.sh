@@ -4,9 +4,8 @@
 #
 #   A (10.83.1.1) ── r: ip_forward, xrxe-impair --loss P on both egresses ── B (10.83.2.1)
 #
-# Every link a veth at MTU 9000 (path MTU 4096), xrxed in A and B, the router
-# forwarding in the kernel and dropping with xrxe-impair (AF_XDP transmit
-# skips the sender's own tc hooks, so the loss sits on the router). For each
+# (tests/lib/router.sh: veths at MTU 9000, path MTU 4096), xrxed in A and B.
+# For each
 # of ib_write_bw, ib_read_bw and ib_send_bw (-s 65536, RC, -F) at each loss
 # rate, one run of LOSS_DURATION seconds; the table gives the bandwidth, its
 # ratio to the 0-loss run, and what the QPs' counters (`xrxe qp --json`, read
@@ -62,53 +61,13 @@ pin() {
 	[ "$1" = - ] || PIN=(taskset -c "$1")
 }
 
-# --- topology ------------------------------------------------------------------
-NS_A=$NETNS_PREFIX-la NS_B=$NETNS_PREFIX-lb NS_R=$NETNS_PREFIX-lr
-IF_A=l$$a IF_B=l$$b IF_RA=l$$ra IF_RB=l$$rb
-IP_A=10.83.1.1 IP_B=10.83.2.1
-topo_up() {
-	local ns
-	for ns in "$NS_A" "$NS_B" "$NS_R"; do
-		ip netns add "$ns" || return 1
-		NETNS_CREATED+=("$ns")
-		ip -n "$ns" link set lo up
-	done
-	ip netns exec "$NS_R" sysctl -qw net.ipv4.ip_forward=1 || return 1
-	ip link add "$IF_A" netns "$NS_A" mtu 9000 type veth peer name "$IF_RA" netns "$NS_R" \
-		mtu 9000 || return 1
-	ip link add "$IF_B" netns "$NS_B" mtu 9000 type veth peer name "$IF_RB" netns "$NS_R" \
-		mtu 9000 || return 1
-	ip -n "$NS_A" addr add "$IP_A/24" dev "$IF_A"
-	ip -n "$NS_B" addr add "$IP_B/24" dev "$IF_B"
-	ip -n "$NS_R" addr add 10.83.1.254/24 dev "$IF_RA"
-	ip -n "$NS_R" addr add 10.83.2.254/24 dev "$IF_RB"
-	# FIFOs everywhere: with noqueue a busy veth peer drops silently
-	# (tests/lib/netns.sh), which would be loss we did not ask for.
-	ip netns exec "$NS_A" tc qdisc replace dev "$IF_A" root pfifo
-	ip netns exec "$NS_B" tc qdisc replace dev "$IF_B" root pfifo
-	ip netns exec "$NS_R" tc qdisc replace dev "$IF_RA" root pfifo
-	ip netns exec "$NS_R" tc qdisc replace dev "$IF_RB" root pfifo
-	ip -n "$NS_A" link set "$IF_A" up
-	ip -n "$NS_B" link set "$IF_B" up
-	ip -n "$NS_R" link set "$IF_RA" up
-	ip -n "$NS_R" link set "$IF_RB" up
-	ip -n "$NS_A" route add default via 10.83.1.254
-	ip -n "$NS_B" route add default via 10.83.2.254
-}
-if ! topo_up; then
+source tests/lib/router.sh
+if ! router_up; then
 	echo "loss bench: could not build the topology"
 	exit 1
 fi
 netns_tmpdir tmp
 [ -n "${LOSS_KEEP:-}" ] && tmp=$LOSS_KEEP && mkdir -p "$tmp"
-# impair P: P % loss on both of the router's egresses (0: none).
-impair() {
-	local dev
-	for dev in "$IF_RA" "$IF_RB"; do
-		ip netns exec "$NS_R" "$IMPAIR" "$dev" --loss "$1" >/dev/null || return 1
-	done
-}
-netns_at_exit "ip netns exec $NS_R $IMPAIR $IF_RA --clear; ip netns exec $NS_R $IMPAIR $IF_RB --clear"
 
 pin "$CPU_DA"
 # shellcheck disable=SC2086 # LOSS_XRXED_OPTS: a word list
@@ -188,7 +147,7 @@ printf '%-12s %7s %9s %6s %9s %8s %8s %8s %8s %8s\n' tool "loss %" "Gbit/s" rati
 for tool in "${TOOLS[@]}"; do
 	base=
 	for loss in "${RATES[@]}"; do
-		impair "$loss" || { echo "loss bench: xrxe-impair failed"; exit 1; }
+		router_loss "$loss" || { echo "loss bench: xrxe-impair failed"; exit 1; }
 		label=$tool-$loss
 		run "$tool" "$label"
 		bw=$(cat "$tmp/$label" 2>/dev/null)
@@ -209,6 +168,6 @@ for tool in "${TOOLS[@]}"; do
 			"$probes" "$tmo"
 	done
 done
-impair 0
+router_loss 0
 echo "sent/dlv: packets the data's sender sent (its ACKs and probes included) per data packet the receiver took in order"
 echo "placement: xrxed A cpu $CPU_DA, xrxed B cpu $CPU_DB (nice -10), perftest server (B) cpu $CPU_S, client (A) cpu $CPU_C"
