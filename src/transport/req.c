@@ -215,18 +215,46 @@ void xrxe_tpi_req_rewind(struct xrxe_tp_qp *qp, uint32_t psn)
 	req_seek(qp, psn);
 }
 
+/* The ACTIVE WQE whose PSNs include psn, or NULL. */
+static const struct tp_swqe *wqe_of_psn(const struct xrxe_tp_qp *qp, uint32_t psn)
+{
+	uint32_t idx;
+
+	for (idx = qp->sq_cons; idx != qp->sq_fetch; idx++) {
+		const struct tp_swqe *w = xrxe_tpi_swqe(qp, idx);
+
+		if (w->state != TP_WQE_ACTIVE)
+			return NULL;
+		if (xrxe_psn_cmp(psn, w->first_psn) >= 0 && xrxe_psn_cmp(psn, w->last_psn) <= 0)
+			return w;
+	}
+	return NULL;
+}
+
 void xrxe_tpi_req_probe(struct xrxe_tp_qp *qp)
 {
 	/* The newest packet in flight: after a rewind the packets beyond
 	 * req.psn are being sent again anyway, and a probe past the resend
 	 * would draw a NAK for what is only still on its way. */
 	uint32_t last = xrxe_psn_sub(qp->req.psn, 1);
+	const struct tp_swqe *w;
 
 	if (!xrxe_tpi_outstanding(qp))
 		return;
 	qp->req.probe_psn[0] = qp->comp.psn;
 	qp->req.probes_owed = 1;
-	if (xrxe_psn_cmp(last, qp->comp.psn) > 0)
+	if (xrxe_psn_cmp(last, qp->comp.psn) <= 0)
+		return;
+	/* Only a SEND or WRITE packet: a READ request resumed past the
+	 * oldest PSN makes kernel rxe's responder narrow its resource to
+	 * what that request asks for (rxe_resp.c duplicate_request resets
+	 * va_org), after which it silently drops a retry of the earlier
+	 * bytes, until retry_cnt runs out. Resending from the oldest PSN,
+	 * as go-back-N does, only ever moves forward. (Atomics, ATOMIC_WRITE
+	 * and FLUSH are left out too: a duplicate of one is answered by a
+	 * replayed response, more than a SEND/WRITE packet's ACK.) */
+	w = wqe_of_psn(qp, last);
+	if (w && !w->rd_atomic)
 		qp->req.probe_psn[qp->req.probes_owed++] = last;
 }
 

@@ -103,11 +103,47 @@ static bool plan_match(const struct plan *pl, int from, const struct xrxe_pkt *p
 	return true;
 }
 
+/* Kernel rxe's responder narrows a READ's resource to what a duplicate
+ * request asks for (rxe_resp.c duplicate_request sets va_org to its
+ * address) and then drops a duplicate for earlier bytes. So per READ (the
+ * end of its range stays the same when it is resumed) the addresses a
+ * requester asks for must never go down. */
+#define MAX_READS 64
+static struct {
+	uint64_t end, va;
+} reads[MAX_READS];
+static unsigned nreads, read_regressions;
+
+static void read_check(const struct xrxe_pkt *pkt)
+{
+	const struct xrxe_reth *reth = xrxe_pkt_hdr(pkt, XRXE_HDR_RETH);
+	uint64_t va, end;
+	unsigned i;
+
+	if (pkt->opcode != XRXE_OPCODE(RC, RDMA_READ_REQUEST) || !reth)
+		return;
+	va = xrxe_reth_va(reth);
+	end = va + xrxe_reth_len(reth);
+	for (i = 0; i < nreads; i++) {
+		if (reads[i].end != end)
+			continue;
+		if (va < reads[i].va)
+			read_regressions++;
+		else
+			reads[i].va = va;
+		return;
+	}
+	if (nreads < MAX_READS)
+		reads[nreads++] = (typeof(reads[0])){ end, va };
+}
+
 static bool plan_filter(void *arg, int from, const struct xrxe_pkt *pkt)
 {
 	unsigned i;
 
 	(void)arg;
+	if (from == 0)
+		read_check(pkt);
 	for (i = 0; i < nplans; i++) {
 		struct plan *pl = &plans[i];
 
@@ -127,6 +163,7 @@ static bool plan_filter(void *arg, int from, const struct xrxe_pkt *pkt)
 
 static void plan_arm(struct env *e)
 {
+	nreads = read_regressions = 0;
 	e->p.h.pol.filter = plan_filter;
 	e->p.h.pol.filter_arg = NULL;
 }
@@ -358,12 +395,51 @@ Test(transport_loss, lost_read_response_tail)
 		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
 	cr_assert(!memcmp(abuf + 65536, bbuf, 4 * 8192), "READs landed intact");
 	plans_done();
+	cr_assert_eq(read_regressions, 0);
 	xrxe_tph_info(e.p.a, &ia);
 	xrxe_tph_info(e.p.b, &ib);
 	cr_assert_eq(ia.timeouts, 0);
 	cr_assert_lt(e.p.h.now - t0, FEW_RTTS);
 	cr_assert_eq(ia.probes, 1, "the rest of the last READ: its last packet");
 	cr_assert_eq(ib.resent_packets, 1, "one response packet replayed");
+	xrxe_tph_pair_fini(&e.p);
+}
+
+/* A response of the first of two 8-packet READs is lost (the gap makes the
+ * requester ask for the rest of it) and so is that request: silence, then
+ * probes. A probe never asks for the middle of the second READ, which kernel
+ * rxe would take as its new start (read_check) and then drop the go-back-N
+ * resend of the whole READ until retry_cnt ran out. */
+Test(transport_loss, read_probes_keep_kernel_rxe_resources_whole)
+{
+	struct env e;
+	struct ibv_wc wc[8];
+	struct xrxe_tp_qp_info ia;
+	unsigned i;
+
+	env_init(&e, false);
+	warm_up(&e);
+	nplans = 2;
+	plans[0] = (struct plan){ .from = 1, .opcode = XRXE_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE),
+				  .psn = psn0(&e) + 3, .n = 1 };
+	plans[1] = (struct plan){ .from = 0, .opcode = XRXE_OPCODE(RC, RDMA_READ_REQUEST),
+				  .psn = psn0(&e) + 3, .n = 1 };
+	plan_arm(&e);
+	memset(abuf + 65536, 0, 2 * 8192);
+	for (i = 0; i < 2; i++)
+		cr_assert_eq(post(&e, 10 + i, IBV_WR_RDMA_READ, 65536 + i * 8192, 8192,
+				  (uintptr_t)bbuf + i * 8192),
+			     0);
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	cr_assert_eq(xrxe_tph_poll_cq(e.p.ca, wc, 8), 2);
+	for (i = 0; i < 2; i++)
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+	cr_assert(!memcmp(abuf + 65536, bbuf, 2 * 8192), "READs landed intact");
+	plans_done();
+	cr_assert_eq(read_regressions, 0, "a READ was asked for from an earlier address after a later one");
+	xrxe_tph_info(e.p.a, &ia);
+	cr_assert_eq(ia.timeouts, 0);
+	cr_assert_geq(ia.probes, 1);
 	xrxe_tph_pair_fini(&e.p);
 }
 
