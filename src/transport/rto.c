@@ -67,6 +67,8 @@
 /* Double at most this often (2^6 x 2 ms = 128 ms: past any ACK timeout the
  * fast timer could still undercut is pointless). */
 #define BACKOFF_MAX 6
+/* Needless probe rounds double the probe timer at most this often. */
+#define SLACK_MAX 3
 
 static bool rto_enabled(const struct xrxe_tp_qp *qp)
 {
@@ -78,12 +80,54 @@ uint32_t xrxe_tpi_rto_cwnd(const struct xrxe_tp_qp *qp)
 	return qp->comp.cwnd ? qp->comp.cwnd : XRXE_TP_MAX_UNACKED_PSNS;
 }
 
+/* A probe round closes once everything outstanding when it opened is
+ * acknowledged. Without a loss learnt in between it was probably needless
+ * -- the responder was only late (a QEMU/TCG guest stalls for tens of ms)
+ * -- and the next probes wait twice as long, up to SLACK_MAX doublings, so
+ * a slow peer is not fed duplicates every few ms (Eifel's and F-RTO's idea,
+ * RFC 3522 / 5682: undo what a spurious timeout taught). A round that finds
+ * a loss, and every window acknowledged without a needless round, take one
+ * doubling back. (A round whose newest-PSN probe was itself the lost last
+ * packet finds the loss without learning it: counted needless, at worst
+ * one doubling until the next window.) */
+static void probe_close(struct xrxe_tp_qp *qp, bool found_loss)
+{
+	struct tp_comp *c = &qp->comp;
+
+	if (!c->probe_open)
+		return;
+	c->probe_open = false;
+	c->slack_acc = 0;
+	if (found_loss) {
+		if (c->slack)
+			c->slack--;
+	} else if (c->slack < SLACK_MAX) {
+		c->slack++;
+	}
+}
+
+static void slack_ack(struct xrxe_tp_qp *qp, uint32_t acked)
+{
+	struct tp_comp *c = &qp->comp;
+
+	if (!c->slack)
+		return;
+	c->slack_acc += acked;
+	if (c->slack_acc >= XRXE_TP_MAX_UNACKED_PSNS) {
+		c->slack_acc = 0;
+		c->slack--;
+	}
+}
+
 void xrxe_tpi_rto_loss(struct xrxe_tp_qp *qp)
 {
 	struct tp_comp *c = &qp->comp;
 	uint32_t w = xrxe_tpi_rto_cwnd(qp);
 
-	if (qp->type != IBV_QPT_RC || c->recovery)
+	if (qp->type != IBV_QPT_RC)
+		return;
+	probe_close(qp, true);
+	if (c->recovery)
 		return;
 	/* One episode per loss event: the losses of packets already in
 	 * flight when it was learnt are part of it. */
@@ -122,7 +166,7 @@ static uint64_t rto_ns(const struct xrxe_tp_qp *qp)
 {
 	uint64_t rto = qp->comp.srtt_ns + RTTVAR_MULT * qp->comp.rttvar_ns;
 
-	return rto < XRXE_TP_RTO_MIN_NS ? XRXE_TP_RTO_MIN_NS : rto;
+	return (rto < XRXE_TP_RTO_MIN_NS ? XRXE_TP_RTO_MIN_NS : rto) << qp->comp.slack;
 }
 
 /* An AckReq packet is out and not yet acknowledged: PSN in [comp.psn,
@@ -206,6 +250,10 @@ void xrxe_tpi_rto_progress(struct xrxe_tp_qp *qp, uint32_t acked)
 		qp->comp.rtt_timing = false;
 		rtt_sample(qp, r ? r : 1); /* srtt 0 means "no sample" */
 	}
+	if (qp->comp.probe_open && xrxe_psn_cmp(qp->comp.psn, qp->comp.probe_hi) >= 0)
+		probe_close(qp, qp->info.recoveries != qp->comp.probe_recov);
+	else if (!qp->comp.probe_open)
+		slack_ack(qp, acked);
 	qp->comp.fast_backoff = 0;
 	if (ackreq_outstanding(qp))
 		fast_arm(qp);
@@ -224,7 +272,16 @@ void xrxe_tpi_rto_rewound(struct xrxe_tp_qp *qp)
 
 bool xrxe_tpi_rto_expired(struct xrxe_tp_qp *qp)
 {
-	qp->comp.fast_deadline = XRXE_TP_NO_DEADLINE;
+	struct tp_comp *c = &qp->comp;
+
+	c->fast_deadline = XRXE_TP_NO_DEADLINE;
+	if (!c->probe_open && xrxe_tpi_outstanding(qp)) {
+		c->probe_open = true;
+		c->probe_recov = qp->info.recoveries;
+	}
+	c->probe_hi = qp->req.psn_hi;
+	/* Karn: the probes may send the packet being timed again */
+	c->rtt_timing = false;
 	if (qp->comp.fast_backoff < BACKOFF_MAX)
 		qp->comp.fast_backoff++;
 	return true;

@@ -233,6 +233,14 @@ struct tp_comp {
 	bool recovery;
 	uint32_t recovery_hi;
 	uint32_t cwnd, cwnd_acc;
+	/* A probe round is open until everything sent before it is
+	 * acknowledged; if no loss was learnt meanwhile it was needless (a
+	 * slow responder) and the probe timer gets more slack (rto.c). */
+	bool probe_open;
+	uint32_t probe_hi;
+	uint64_t probe_recov; /* info.recoveries when it opened */
+	uint8_t slack;        /* the probe timer is rto << slack */
+	uint32_t slack_acc;   /* PSNs acknowledged since slack last changed */
 };
 
 struct tp_resp {

@@ -364,6 +364,37 @@ Test(transport_loss, lost_ack_resends_only_probes)
 	xrxe_tph_pair_fini(&e.p);
 }
 
+/* A probe round that finds no loss (the ACK was only lost, or late: a slow
+ * responder) was needless, so the next probes wait twice as long (rto.c,
+ * slack); a window acknowledged without one takes a doubling back. */
+Test(transport_loss, needless_probes_back_off)
+{
+	struct env e;
+	struct outcome o1, o2, o3;
+
+	env_init(&e, false);
+	warm_up(&e);
+	nplans = 1;
+	plans[0] = (struct plan){ .from = 1, .opcode = XRXE_OPCODE(RC, ACKNOWLEDGE), .psn = -1,
+				  .n = 1 };
+	plan_arm(&e);
+	/* the ACK of each of two WRITEs lost: two needless rounds */
+	write_run(&e, 8, &o1);
+	plans[0].n = 1;
+	write_run(&e, 8, &o2);
+	cr_assert_eq(o2.ia.recoveries, 0);
+	cr_assert_geq(o2.took, 2 * o1.took, "took %" PRIu64 " then %" PRIu64, o1.took, o2.took);
+	/* two clean windows, then a lost tail: probed as fast as the first */
+	write_run(&e, 128, &o3);
+	write_run(&e, 128, &o3);
+	plans[0] = (struct plan){ .from = 0, .opcode = XRXE_OPCODE(RC, RDMA_WRITE_LAST), .psn = -1,
+				  .n = 1 };
+	write_run(&e, 8, &o3);
+	cr_assert_eq(o3.ia.timeouts, 0);
+	cr_assert_leq(o3.took, o1.took, "took %" PRIu64 " (first %" PRIu64 ")", o3.took, o1.took);
+	xrxe_tph_pair_fini(&e.p);
+}
+
 /* --- READ and atomics ------------------------------------------------------------- */
 
 /* The last response packet of the last of four 8-packet READs is lost: no
