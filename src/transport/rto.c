@@ -20,8 +20,9 @@
  * How: after rto = max(srtt + 4 rttvar, XRXE_TP_RTO_MIN_NS) without an
  * answer to an AckReq packet (doubled per probe until the next progress),
  * the requester sends two probes (req.c): the oldest unacknowledged PSN and
- * the newest PSN sent, both with AckReq. Whatever state the responder is
- * in, its answer says what it lacks, at the cost of at most two duplicates:
+ * the newest PSN in flight (if a SEND/WRITE packet: req.c says why not a
+ * READ), both with AckReq. Whatever state the responder is in, its answer
+ * says what it lacks, at the cost of at most two duplicates:
  *   - it has everything (the ACKs were lost or late): both are duplicates,
  *     re-acknowledged with its last PSN (C9-105 for SEND/WRITE; READ and
  *     atomics replay their responses): the WQEs complete, nothing is resent;
