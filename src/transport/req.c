@@ -418,8 +418,7 @@ static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 	xrxe_tpi_tx_finish(tp, qp, &tx);
 
 	qp->req.pkts_no_ackreq = spec.ackreq ? 0 : qp->req.pkts_no_ackreq + 1;
-	/* A READ is answered up to the last PSN it takes */
-	xrxe_tpi_rto_sent(qp, xrxe_psn_add(spec.psn, npsn - 1), spec.ackreq,
+	xrxe_tpi_rto_sent(qp, spec.psn, npsn, spec.ackreq,
 			  rc && xrxe_psn_cmp(spec.psn, qp->req.psn_hi) < 0);
 	qp->req.psn = xrxe_psn_add(qp->req.psn, npsn);
 	if (xrxe_psn_cmp(qp->req.psn, qp->req.psn_hi) > 0)

@@ -202,17 +202,23 @@ static void fast_arm(struct xrxe_tp_qp *qp)
 	qp->comp.fast_deadline = qp->tp->now + t;
 }
 
-void xrxe_tpi_rto_sent(struct xrxe_tp_qp *qp, uint32_t psn, bool ackreq, bool resent)
+void xrxe_tpi_rto_sent(struct xrxe_tp_qp *qp, uint32_t psn, uint32_t npsn, bool ackreq,
+		       bool resent)
 {
+	/* A READ is answered up to the last PSN it takes; its first
+	 * response packet times the round trip (the rest of the response
+	 * is transfer time, and queued behind earlier READs' responses) */
+	uint32_t last = xrxe_psn_add(psn, npsn - 1);
+
 	if (resent)
 		qp->info.resent_packets++;
 	/* The round trip is measured with --rexmit fixed too (xrxe qp) */
 	if (!ackreq || qp->type != IBV_QPT_RC)
 		return;
 	/* The newest AckReq packet (a probe may be an older PSN) */
-	if (!qp->req.ackreq_sent || xrxe_psn_cmp(psn, qp->req.ackreq_psn) > 0 ||
+	if (!qp->req.ackreq_sent || xrxe_psn_cmp(last, qp->req.ackreq_psn) > 0 ||
 	    xrxe_psn_cmp(qp->req.ackreq_psn, qp->comp.psn) < 0)
-		qp->req.ackreq_psn = psn;
+		qp->req.ackreq_psn = last;
 	qp->req.ackreq_sent = true;
 	/* Karn: a packet sent before may be answered for either copy */
 	if (!qp->comp.rtt_timing && !resent) {

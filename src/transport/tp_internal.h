@@ -505,11 +505,12 @@ void xrxe_tpi_timer_stop_rexmit(struct xrxe_tp_qp *qp);
 uint64_t xrxe_tpi_qp_deadline(const struct xrxe_tp_qp *qp);
 
 /* rto.c: loss probes and the send window. rto_sent after every RC packet
- * sent (resent: its PSN had been sent before); rto_progress when comp.psn
+ * sent (npsn: PSNs it takes; resent: sent before); rto_progress when comp.psn
  * moved (by acked PSNs); rto_rewound on every rewind; rto_expired once
  * comp.fast_deadline is due (true: probe now); rto_loss when a loss is
  * learnt (starts a recovery episode); rto_cwnd: the send window in PSNs. */
-void xrxe_tpi_rto_sent(struct xrxe_tp_qp *qp, uint32_t psn, bool ackreq, bool resent);
+void xrxe_tpi_rto_sent(struct xrxe_tp_qp *qp, uint32_t psn, uint32_t npsn, bool ackreq,
+		       bool resent);
 void xrxe_tpi_rto_progress(struct xrxe_tp_qp *qp, uint32_t acked);
 void xrxe_tpi_rto_rewound(struct xrxe_tp_qp *qp);
 bool xrxe_tpi_rto_expired(struct xrxe_tp_qp *qp);
