@@ -7,6 +7,7 @@
 #   make demo       two namespaces, XDP steering and the I/O layer, live
 #   make bench      benchmarks, printed as a table
 #   make bench-cc   congestion-control experiments (tests/cc/), CC off and on; plots in docs/cc/
+#   make bench-loss goodput under random loss (tests/bench/loss.sh), ratio to 0 % loss
 #   make install    install into $(DESTDIR)$(PREFIX)
 
 PREFIX ?= /usr/local
@@ -165,7 +166,7 @@ $(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(WIRE_SRCS) $(UTIL_SRCS) $(FUZZ_CM_SRCS) 
 TEST_BINS := $(UNIT_BINS) $(NET_BINS) $(VERBS_TEST_BINS) $(FUZZ_BINS)
 
 # --- Top-level targets -------------------------------------------------------
-.PHONY: all deps check-deps unit-tests test test-unit test-net test-interop test-fuzz demo bench bench-cc install clean
+.PHONY: all deps check-deps unit-tests test test-unit test-net test-interop test-fuzz demo bench bench-cc bench-loss install clean
 .DEFAULT_GOAL := all
 
 all: $(BPF_OBJS) $(BPF_SKELS) $(BINS) $(LIB_WIRE)
@@ -207,6 +208,12 @@ bench: check-deps
 bench-cc: check-deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) tests/cc/run.sh $(CC_EXPERIMENTS)
+
+# Not part of `make test` either: perftest under 0-2 % loss through a router
+# namespace (tests/bench/loss.sh; LOSS_DURATION, LOSS_RATES, LOSS_XRXED_OPTS).
+bench-loss: check-deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) tests/bench/loss.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin

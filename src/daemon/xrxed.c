@@ -721,6 +721,13 @@ static int emit_qp(void *arg, const struct xrxe_tp_qp_info *q)
 		q->acked_psn, q->rq_psn, q->tx_packets, q->rx_packets, q->tx_bytes, q->rx_bytes,
 		q->retransmits, q->timeouts, q->fast_retransmits, q->srtt_ns / 1e3, q->rnr_naks_rcvd,
 		q->rnr_naks_sent, q->seq_naks_rcvd, q->seq_naks_sent, q->duplicates);
+	/* loss recovery (src/transport/rto.c) */
+	if (e->json)
+		fprintf(e->out,
+			",\"resent_packets\":%" PRIu64 ",\"out_of_sequence\":%" PRIu64
+			",\"recoveries\":%" PRIu64 ",\"probes\":%" PRIu64 ",\"cwnd\":%u",
+			q->resent_packets, q->out_of_sequence, q->recoveries, q->probes,
+			q->cwnd);
 	/* DCQCN: rates in Mb/s, alpha as a fraction (alpha_fp: the mlx5
 	 * 10-bit fixed point it is kept in) */
 	if (e->json)
