@@ -60,6 +60,9 @@ const volatile __u16 roce_udp_port = XRXE_STEER_DEFAULT_UDP_PORT;
  * status` calls it orphaned while no xrxed runs for the interface. Kept in
  * the kernel (.rodata) so that it survives the daemon (kill -9). */
 const volatile __u8 loaded_by_daemon = 0;
+/* 1 when xrxed asked for native XDP, the driver refused it, and xrxed fell
+ * back to generic (skb) mode: `xrxe status` says so. */
+const volatile __u8 native_refused = 0;
 
 /* libxdp's multi-program dispatcher reads this (docs/architecture.md "XDP
  * beside other XDP programs"): run priority, and the actions after which the

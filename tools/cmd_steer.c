@@ -339,6 +339,9 @@ static int status_one(FILE *out, const char *ifname, bool json, bool first, bool
 		else {
 			fprintf(out, "%s: xrxe steering (%s mode, prog id %u, UDP port %u)\n", ifname,
 			       xrxe_steer_mode_name(st.mode), st.prog_id, st.udp_port);
+			if (st.native_refused)
+				fprintf(out, "    fallback: the driver refused native XDP, so xrxed "
+					"attached in generic (skb) mode\n");
 			owner_text(out, ifname, &st, daemon);
 			if (st.dispatcher)
 				components_text(out, &st);
@@ -362,9 +365,11 @@ static int status_one(FILE *out, const char *ifname, bool json, bool first, bool
 	fputs(",\"dispatcher\":", out);
 	components_json(out, &st);
 	if (st.ours) {
-		fprintf(out, ",\"udp_port\":%u,\"loaded_by\":\"%s\",\"daemon\":%s,\"orphaned\":%s},"
-			"\"counters\":", st.udp_port, st.by_daemon ? "xrxed" : "attach",
-			daemon ? "true" : "false", st.by_daemon && !daemon ? "true" : "false");
+		fprintf(out, ",\"udp_port\":%u,\"loaded_by\":\"%s\",\"daemon\":%s,\"orphaned\":%s,"
+			"\"native_refused\":%s},\"counters\":", st.udp_port,
+			st.by_daemon ? "xrxed" : "attach", daemon ? "true" : "false",
+			st.by_daemon && !daemon ? "true" : "false",
+			st.native_refused ? "true" : "false");
 		counters_json(out, ctr);
 		fputs("}", out);
 	} else {
@@ -466,6 +471,8 @@ const struct xrxe_command xrxe_cmd_status = {
 	"    its priority, in run order. A program loaded by xrxed(8) whose daemon\n"
 	"    is gone (killed) is shown as ORPHANED: the next xrxed on the interface\n"
 	"    adopts it and removes it when it stops; 'xrxe detach' removes it now.\n"
+	"    A program xrxed attached in generic (skb) mode because the driver\n"
+	"    refused native XDP says so (fallback).\n"
 	"    Counters are summed over all CPUs (packets and bytes, bytes being whole\n"
 	"    frames from the Ethernet header):\n"
 	"\n"
@@ -485,7 +492,8 @@ const struct xrxe_command xrxe_cmd_status = {
 	"        one JSON object: {\"interfaces\":[{\"name\", \"ifindex\", \"xdp\": null or\n"
 	"        {\"ours\", \"mode\", \"prog_id\", \"prog_name\", \"dispatcher\": null or\n"
 	"        {\"prog_id\", \"programs\": [{\"prog_id\", \"priority\", \"ours\", \"name\"}]},\n"
-	"        \"udp_port\", \"loaded_by\": \"xrxed\" or \"attach\", \"daemon\", \"orphaned\"},\n"
+	"        \"udp_port\", \"loaded_by\": \"xrxed\" or \"attach\", \"daemon\", \"orphaned\",\n"
+	"        \"native_refused\"},\n"
 	"        \"counters\": {NAME: {\"packets\", \"bytes\"}}}]}; counters only for\n"
 	"        xrxe's program.\n"
 	"    -h, --help\n"

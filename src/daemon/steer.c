@@ -115,6 +115,7 @@ static bool map_is(const struct bpf_map_info *mi, const char *name, __u32 type)
 struct prog_rodata {
 	uint16_t udp_port;
 	bool by_daemon;
+	bool native_refused;
 };
 
 /* From an attached program, its stats and xsks maps (fds, -1 when absent) and
@@ -167,13 +168,14 @@ static int prog_maps(int prog_fd, struct xrxe_steer_maps *maps, struct prog_roda
 		/* Its value is the section, without the struct's tail padding. */
 		if (mi.type == BPF_MAP_TYPE_ARRAY && nlen >= 7 && !strcmp(mi.name + nlen - 7, ".rodata") &&
 		    mi.value_size <= sizeof(struct xrxe_steer__rodata) &&
-		    mi.value_size > offsetof(struct xrxe_steer__rodata, loaded_by_daemon)) {
+		    mi.value_size > offsetof(struct xrxe_steer__rodata, native_refused)) {
 			struct xrxe_steer__rodata ro = { 0 };
 			__u32 key = 0;
 
 			if (!bpf_map_lookup_elem(fd, &key, &ro)) {
 				ro_out->udp_port = ro.roce_udp_port;
 				ro_out->by_daemon = ro.loaded_by_daemon != 0;
+				ro_out->native_refused = ro.native_refused != 0;
 			}
 		}
 		close(fd);
@@ -342,6 +344,7 @@ static int dispatcher_inspect(const char *ifname, int disp_fd, const struct xdp_
 			state->prog_id = li.prog_id;
 			state->udp_port = ro.udp_port;
 			state->by_daemon = ro.by_daemon;
+			state->native_refused = ro.native_refused;
 		}
 	}
 	/* The slot a link fills: libxdp links a dispatcher's programs in slot
@@ -406,6 +409,7 @@ static int steer_inspect(const char *ifname, unsigned int ifindex, struct xrxe_s
 	if (state->ours) {
 		state->udp_port = ro.udp_port;
 		state->by_daemon = ro.by_daemon;
+		state->native_refused = ro.native_refused;
 	} else if (is_dispatcher(prog_fd, &cfg)) {
 		state->dispatcher = true;
 		err = dispatcher_inspect(ifname, prog_fd, &cfg, state, maps);
@@ -699,6 +703,7 @@ static int load_and_attach(const char *ifname, unsigned int ifindex,
 	}
 	skel->rodata->roce_udp_port = o->udp_port;
 	skel->rodata->loaded_by_daemon = o->by_daemon;
+	skel->rodata->native_refused = o->native_refused;
 
 	if (use_libxdp) {
 		err = libxdp_attach(ifname, ifindex, skel, o->mode, o->priority, prog_id);

@@ -58,6 +58,7 @@ struct xrxe_steer_state {
 	uint16_t udp_port;   /* ours only: the UDP port it steers */
 	bool by_daemon;      /* ours only: loaded by xrxed, which removes it when
 			      * it stops (as does an xrxed that adopts it) */
+	bool native_refused; /* ours only: skb mode because native was refused */
 	/* dispatcher only: its programs in run order */
 	unsigned ncomponents;
 	struct xrxe_steer_component components[XRXE_STEER_MAX_COMPONENTS];
@@ -69,6 +70,7 @@ struct xrxe_steer_attach_opts {
 	uint16_t udp_port;   /* 0: XRXE_STEER_DEFAULT_UDP_PORT */
 	uint32_t priority;   /* libxdp run priority; 0: XRXE_STEER_RUN_PRIO */
 	bool by_daemon;      /* xrxed loads it: marked so (state.by_daemon) */
+	bool native_refused; /* skb mode after native was refused: marked so */
 };
 
 /* Handle on our attached program's maps (fds owned by the handle; -1 when

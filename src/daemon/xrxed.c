@@ -119,6 +119,7 @@
 struct daemon_opts {
 	const char *ifname;
 	enum xrxe_steer_mode mode;
+	bool mode_given; /* --mode: no fallback from native to skb */
 	unsigned queues; /* 0 = all RX queues of the interface */
 	bool keep_xdp;   /* leave the steering program attached on exit */
 	int rt_priority; /* SCHED_FIFO priority, 0 = normal scheduling */
@@ -164,6 +165,8 @@ struct daemon {
 	unsigned nxsk;
 	struct xrxe_steer_maps maps;
 	bool we_attached;
+	bool native_refused; /* generic XDP because the driver refused native */
+	uint32_t max_path_mtu;
 	int epfd;
 	struct xrxe_evsrc sig_src;
 	bool stop;
@@ -239,7 +242,9 @@ static void usage(FILE *out)
 		"\n"
 		"OPTIONS\n"
 		"    -m, --mode native|skb\n"
-		"        XDP attach mode when attaching (default native).\n"
+		"        XDP attach mode when attaching. Without it: native, and generic\n"
+		"        (skb) when the driver refuses native XDP (logged once; 'xrxe\n"
+		"        status' shows it). With it: exactly that mode, or an error.\n"
 		"    -q, --queues N\n"
 		"        bind the first N RX queues only (default all).\n"
 		"    -k, --keep-xdp\n"
@@ -331,6 +336,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 			break;
 		}
 		case 'm':
+			o->mode_given = true;
 			if (!strcmp(optarg, "native")) {
 				o->mode = XRXE_STEER_MODE_NATIVE;
 			} else if (!strcmp(optarg, "skb")) {
@@ -837,6 +843,11 @@ static void daemon_stats(void *user, FILE *out, unsigned flags)
 	emit_u64(&e, "active_mtu",
 		 xrxe_ib_mtu_bytes(xrxe_devpage_page(d->dp)->port_attr.active_mtu));
 	emit_u64(&e, "gids", xrxe_devpage_gid_count(d->dp));
+	/* The fallbacks a kernel or driver forced (each also logged once). */
+	emit_str(&e, "xdp_mode", xrxe_steer_mode_name(d->opts.mode));
+	emit_u64(&e, "xdp_native_refused", d->native_refused);
+	emit_u64(&e, "xsk_multi_buffer", d->nxsk && xrxe_xsk_is_multi_buffer(d->xsk[0]));
+	emit_u64(&e, "max_path_mtu", d->max_path_mtu);
 
 	if (xrxe_steer_read_stats(&d->maps, steer) == 0) {
 		emit_section(&e, "xdp");
@@ -1334,6 +1345,7 @@ static int daemon_setup(struct daemon *d)
 	if (state.attached && state.ours) {
 		already = true;
 		d->opts.mode = state.mode;
+		d->native_refused = state.native_refused;
 		/* Loaded by an xrxed (a killed one: the lock below proves no other
 		 * runs): ours to remove when we stop, once we hold the lock. */
 		adopt = state.by_daemon && !d->opts.keep_xdp;
@@ -1350,6 +1362,21 @@ static int daemon_setup(struct daemon *d)
 				  xrxe_steer_mode_name(ao.mode));
 		d->opts.mode = ao.mode;
 		err = xrxe_steer_attach_with(d->opts.ifname, &ao, &already);
+		/* Without --mode, a driver that refuses native XDP (virtio_net
+		 * at an MTU it cannot map, a device without XDP support) gets
+		 * generic XDP, which works on every interface: said once here,
+		 * and marked in the program for `xrxe status`. Missing
+		 * privileges, a foreign program or a missing interface are no
+		 * reason to try again. */
+		if (err && ao.mode == XRXE_STEER_MODE_NATIVE && !d->opts.mode_given &&
+		    err != -EPERM && err != -EACCES && err != -EBUSY && err != -ENODEV) {
+			xrxe_warn("%s: native XDP refused (%s, above); falling back to generic (skb) "
+				  "XDP, slower (--mode native makes this an error)", d->opts.ifname,
+				  strerror(-err));
+			ao.mode = d->opts.mode = XRXE_STEER_MODE_SKB;
+			ao.native_refused = d->native_refused = true;
+			err = xrxe_steer_attach_with(d->opts.ifname, &ao, &already);
+		}
 		if (err)
 			return err;
 	}
@@ -1417,6 +1444,7 @@ static int daemon_setup(struct daemon *d)
 		.fixed_ack_timeout = d->opts.fixed_ack_timeout,
 	};
 
+	d->max_path_mtu = tcfg.max_path_mtu;
 	if (xrxe_netdev_speed(d->opts.ifname, &tcfg.line_rate_mbps))
 		tcfg.line_rate_mbps = DEFAULT_LINE_RATE_MBPS;
 	err = xrxe_tp_create(&tcfg, &d->tp);
