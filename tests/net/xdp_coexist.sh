@@ -233,6 +233,7 @@ pingpong() {
 
 ns_bg "$NS_A" sh -c 'mount --bind "$0" /sys/fs/bpf && exec "$1" "$2" >>"$3" 2>&1' \
 	"$BPFFS" "$XRXED" "$IF_A" "$TMP/xrxed-a.log"
+PID_A=$NETNS_LAST_PID
 tap_check "xrxed runs on A (no other program there)" netns_wait_file "/run/xrxe/$IF_A.sock" 30
 touch "$TMP/xrxed-b.log"
 
@@ -299,3 +300,27 @@ if LIBXDP_SKIP_DISPATCHER=1 nsx "$NS_B" xdp-filter load -m native -f ipv4 "$IF_B
 else
 	tap_fail "xdp-filter loads without the dispatcher (LIBXDP_SKIP_DISPATCHER=1)"
 fi
+
+# --- MTU 9000 on this kernel: multi-buffer AF_XDP or the single-buffer fallback --
+# (Debian's 6.1 has no XDP_USE_SG: xrxed opens single-buffer sockets, says so
+# once, and caps the path MTU to what one buffer carries.)
+kill "$PID_A" 2>/dev/null
+wait "$PID_A" 2>/dev/null
+ip -n "$NS_A" link set "$IF_A" mtu 9000
+ip -n "$NS_B" link set "$IF_B" mtu 9000
+ns_bg "$NS_A" sh -c 'mount --bind "$0" /sys/fs/bpf && exec "$1" "$2" >>"$3" 2>&1' \
+	"$BPFFS" "$XRXED" "$IF_A" "$TMP/xrxed-a9000.log"
+: >"$TMP/xrxed-b.log"
+start_b 0 || tap_fail "MTU 9000: xrxed starts on B"
+port=$(nsx "$NS_B" "$XRXE" stats "$IF_B" --json | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["daemon"]["port"]))')
+tap_diag "MTU 9000 on $(uname -r): $port"
+if python3 -c 'import json,sys; sys.exit(0 if json.loads(sys.argv[1])["xsk_multi_buffer"] else 1)' "$port"; then
+	tap_check "MTU 9000: multi-buffer AF_XDP, path MTU 4096" \
+		python3 -c 'import json,sys; assert json.loads(sys.argv[1])["max_path_mtu"] == 4096' "$port"
+else
+	tap_check "MTU 9000 without multi-buffer AF_XDP: said once, path MTU capped to one buffer" bash -c \
+		'[ "$(grep -c "no multi-buffer AF_XDP" "$1")" = 1 ] && python3 -c "import json,sys; assert json.loads(sys.argv[1])[\"max_path_mtu\"] <= 2048" "$2"' \
+		_ "$TMP/xrxed-b.log" "$port"
+fi
+pingpong "MTU 9000"
+stop_b
