@@ -823,13 +823,13 @@ int xrxe_steer_attach_with(const char *ifname, const struct xrxe_steer_attach_op
 			goto out;
 		}
 	}
-	if (!use_libxdp)
-		xrxe_info("%s: attaching XDP without libxdp's dispatcher, so no other XDP program "
+	err = load_and_attach(ifname, ifindex, &o, use_libxdp, &prog_id);
+	/* Said after the fact: a failure stays one line. */
+	if (!err && !use_libxdp)
+		xrxe_info("%s: attached XDP without libxdp's dispatcher, so no other XDP program "
 			  "can run beside it: %s at %s (set LIBXDP_BPFFS to a bpffs shared with the "
 			  "host's mount namespace to share the interface)", ifname, why,
 			  libxdp_bpffs());
-
-	err = load_and_attach(ifname, ifindex, &o, use_libxdp, &prog_id);
 	if (!err)
 		xrxe_dbg("%s: attached %s in %s mode (prog id %u, UDP port %u%s)", ifname,
 			 XRXE_STEER_PROG_NAME, mode_names[o.mode], prog_id, o.udp_port,
