@@ -23,6 +23,9 @@ PACKAGES=(
 	qemu-system-x86 busybox-static ibverbs-providers
 	# plots
 	gnuplot-nox
+	# operations: man pages (groff), the unit (systemd-analyze), the package
+	# (make deb, make test-deb)
+	groff-base systemd debhelper lintian mmdebstrap zstd
 )
 
 missing() {
