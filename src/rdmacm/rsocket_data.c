@@ -557,7 +557,10 @@ void rs_progress(struct rsocket *rs)
 
 /* --- sleeping threads ---------------------------------------------------------- */
 
-static __thread int rs_wake_fd = -1;
+/* Initial-exec TLS: no __tls_get_addr, so the library needs nothing beyond
+ * libibverbs and libc (tests/net/rdmacm_abi.sh); one int fits the static TLS
+ * that glibc keeps for libraries loaded later with dlopen. */
+static __thread int rs_wake_fd __attribute__((tls_model("initial-exec"))) = -1;
 
 int rs_thread_wake_fd(void)
 {

@@ -306,3 +306,4 @@ else
 fi
 kill $spid 2>/dev/null
 wait $spid 2>/dev/null
+exit "$TAP_FAILED"
