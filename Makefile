@@ -175,7 +175,8 @@ TEST_BINS := $(UNIT_BINS) $(NET_BINS) $(VERBS_TEST_BINS) $(FUZZ_BINS)
 
 all: $(BPF_OBJS) $(BPF_SKELS) $(BINS) $(LIB_WIRE)
 
-tests: all $(TEST_BINS)
+# (the man pages too: tests/unit/man_pages.sh checks them against --help)
+tests: all $(TEST_BINS) man
 
 deps:
 	scripts/deps.sh install
