@@ -230,18 +230,29 @@ static int channel_read(struct cm_channel *ch, struct xrxe_cm_event_msg *msg)
 	struct cm_dev *dv[CM_CHANNEL_MAX_DEVS];
 	struct pollfd pfd[CM_CHANNEL_MAX_DEVS + 2];
 	ssize_t r;
+	bool blocking = false;
 
 	for (;;) {
 		int fl, n;
 
 		/* Destroyed under us: the descriptor number may be another
-		 * file's by now. */
-		if (channel_closed(ch))
-			return -EBADF;
+		 * file's by now. A blocking reader then waits for ever, as a
+		 * read() on stock's fd does when another thread closes it (the
+		 * file lives on under the read, and no event comes): rping's
+		 * cm_thread sits in rdma_get_cm_event while main destroys the
+		 * channel and returns 0, and with an error it would exit 255
+		 * first. The thread keeps the channel (read_enter). */
+		if (channel_closed(ch)) {
+			if (!blocking)
+				return -EBADF;
+			for (;;)
+				pause();
+		}
 		fl = fcntl(ch->ch.fd, F_GETFL);
 		n = channel_devs(ch, dv, CM_CHANNEL_MAX_DEVS);
 		if (fl < 0)
 			return -errno;
+		blocking = !(fl & O_NONBLOCK);
 		if (fl & O_NONBLOCK) {
 			for (int i = 0; i < n; i++)
 				cm_dev_hung_up(dv[i]);
