@@ -259,6 +259,7 @@ install: all man
 # The Debian package (debian/), built in a copy of the tree under
 # $(BUILD)/deb/ so that this tree's build/ is left alone.
 deb: check-deps
+	@scripts/deps.sh ensure deb
 	@scripts/mkdeb.sh $(BUILD)
 
 # Not part of `make test`: mmdebstrap and Debian's mirror, minutes.
