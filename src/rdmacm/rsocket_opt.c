@@ -15,6 +15,15 @@
 
 #include "rdmacm/rsocket_int.h"
 
+/* SO_RCVBUF / SO_SNDBUF: doubled as Linux doubles a socket's (socket(7)),
+ * within [2 x RS_SNDLOWAT, RS_MAX_BUF]. */
+static uint32_t rs_buf_size(int v)
+{
+	uint64_t sz = (uint64_t)(unsigned int)v << 1;
+
+	return sz < 2 * RS_SNDLOWAT ? 2 * RS_SNDLOWAT : sz > RS_MAX_BUF ? RS_MAX_BUF : (uint32_t)sz;
+}
+
 static int rs_opt_err(int err)
 {
 	errno = err;
@@ -62,22 +71,12 @@ int rsetsockopt(int socket, int level, int optname, const void *optval, socklen_
 				ret = -errno;
 			break;
 		case SO_RCVBUF:
-			if (!rs->rbuf) {
-				uint64_t sz = (uint64_t)(unsigned int)v << 1;
-
-				rs->rbuf_size = sz < 2 * RS_SNDLOWAT ? 2 * RS_SNDLOWAT
-					      : sz > RS_MAX_BUF    ? RS_MAX_BUF
-								   : (uint32_t)sz;
-			}
+			if (!rs->rbuf)
+				rs->rbuf_size = rs_buf_size(v);
 			break;
 		case SO_SNDBUF:
-			if (!rs->sbuf) {
-				uint64_t sz = (uint64_t)(unsigned int)v << 1;
-
-				rs->sbuf_size = sz < 2 * RS_SNDLOWAT ? 2 * RS_SNDLOWAT
-					      : sz > RS_MAX_BUF    ? RS_MAX_BUF
-								   : (uint32_t)sz;
-			}
+			if (!rs->sbuf)
+				rs->sbuf_size = rs_buf_size(v);
 			break;
 		case SO_LINGER:
 			if (optlen < sizeof(struct linger))
