@@ -68,11 +68,15 @@ run_in_guest() {
 	export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
 	mount -t proc proc /proc; mount -t sysfs sys /sys
 	mount -t devtmpfs dev /dev 2>/dev/null
-	mount -t tmpfs tmpfs /tmp; mount -t tmpfs tmpfs /run
+	# The checkout may live under /tmp (CI clones there), which the guest's
+	# own tmpfs is about to cover: bind it under /run first.
+	mount -t tmpfs tmpfs /run
+	mkdir -p /run/xrxe-src && mount --bind "$XRXE_ROOT" /run/xrxe-src
+	mount -t tmpfs tmpfs /tmp
 	ip link set lo up
 	modprobe veth
-	cd "$XRXE_ROOT"
-	XRXE_COEXIST_IN_GUEST=1 XRXE_ROOT="$XRXE_ROOT" BUILD="$BUILD" \
+	cd /run/xrxe-src
+	XRXE_COEXIST_IN_GUEST=1 XRXE_ROOT=/run/xrxe-src BUILD="$BUILD" \
 		bash tests/net/xdp_coexist.sh >/share/tap.out 2>&1
 	echo \$? >/share/rc
 	sync
