@@ -7,7 +7,11 @@
 #   make demo       two namespaces, XDP steering and the I/O layer, live
 #   make bench      benchmarks, printed as a table
 #   make bench-cc   congestion-control experiments (tests/cc/), CC off and on; plots in docs/cc/
+#   make bench-loss goodput under random loss (tests/bench/loss.sh), ratio to 0 % loss
 #   make install    install into $(DESTDIR)$(PREFIX)
+#   make man        man pages into build/man/, made from the programs' --help
+#   make deb        the Debian package into build/deb/ (dpkg-buildpackage, lintian)
+#   make test-deb   install it into a clean Debian 12 root, run it, purge (slow)
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -165,12 +169,14 @@ $(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(WIRE_SRCS) $(UTIL_SRCS) $(FUZZ_CM_SRCS) 
 TEST_BINS := $(UNIT_BINS) $(NET_BINS) $(VERBS_TEST_BINS) $(FUZZ_BINS)
 
 # --- Top-level targets -------------------------------------------------------
-.PHONY: all deps check-deps unit-tests test test-unit test-net test-interop test-fuzz demo bench bench-cc install clean
+.PHONY: all deps check-deps unit-tests test test-unit test-net test-interop test-fuzz demo bench bench-cc bench-loss install clean
+.PHONY: man deb test-deb
 .DEFAULT_GOAL := all
 
 all: $(BPF_OBJS) $(BPF_SKELS) $(BINS) $(LIB_WIRE)
 
-tests: all $(TEST_BINS)
+# (the man pages too: tests/unit/man_pages.sh checks them against --help)
+tests: all $(TEST_BINS) man
 
 deps:
 	scripts/deps.sh install
@@ -181,7 +187,7 @@ check-deps:
 
 # The unit suites run a second time built with ASan + UBSan (suite "sanitize").
 test: check-deps
-	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory tests man
 	@$(MAKE) --no-print-directory SANITIZE=1 unit-tests
 	@BUILD=$(BUILD) tests/run.sh
 
@@ -208,13 +214,57 @@ bench-cc: check-deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) tests/cc/run.sh $(CC_EXPERIMENTS)
 
-install: all
+# Not part of `make test` either: perftest under 0-2 % loss through a router
+# namespace (tests/bench/loss.sh; LOSS_DURATION, LOSS_RATES, LOSS_XRXED_OPTS).
+bench-loss: check-deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) tests/bench/loss.sh
+
+# Man pages from the --help text (scripts/mkman.sh), so they cannot drift;
+# tests/unit/man_pages.sh checks they agree.
+MAN_PAGES := $(BUILD)/man/xrxe.8 $(BUILD)/man/xrxed.8 $(BUILD)/man/xrxe-impair.8 $(BUILD)/man/xrxe.7
+man: $(MAN_PAGES)
+$(MAN_PAGES) &: $(BINS) man/xrxe.7.txt scripts/mkman.sh scripts/mkman.py
+	scripts/mkman.sh $(BUILD) $(BUILD)/man
+
+# Install layout; a package sets them (debian/rules): the shims and BPF
+# objects under LIBDIR/xrxe (never beside rdma-core's libraries), the unit
+# in SYSTEMD_UNIT_DIR. SHIM_DIR makes `xrxe run` look there instead of next
+# to its binary.
+LIBDIR ?= $(PREFIX)/lib
+SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+ifdef SHIM_DIR
+$(call obj,tools/cmd_run.c): CFLAGS_ALL += -DXRXE_SHIM_DIR_DEFAULT='"$(SHIM_DIR)"'
+endif
+
+install: all man
+	install -d $(DESTDIR)$(LIBDIR)/xrxe/bpf $(DESTDIR)$(SYSTEMD_UNIT_DIR) \
+		$(DESTDIR)$(PREFIX)/share/doc/xrxe/examples
+	install -m 0644 $(BPF_OBJS) $(DESTDIR)$(LIBDIR)/xrxe/bpf/
+	sed -e 's|/usr/sbin/|$(PREFIX)/sbin/|g; s|/usr/bin/xrxe |$(PREFIX)/bin/xrxe |g' \
+		systemd/xrxed@.service >$(DESTDIR)$(SYSTEMD_UNIT_DIR)/xrxed@.service
+	chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/xrxed@.service
+	install -m 0644 systemd/netns.conf $(DESTDIR)$(PREFIX)/share/doc/xrxe/examples/netns.conf
+	install -d $(DESTDIR)$(PREFIX)/share/man/man7 $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0644 $(BUILD)/man/xrxe.7 $(DESTDIR)$(PREFIX)/share/man/man7/xrxe.7
+	install -m 0644 $(BUILD)/man/xrxe.8 $(BUILD)/man/xrxed.8 $(BUILD)/man/xrxe-impair.8 \
+		$(DESTDIR)$(PREFIX)/share/man/man8/
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
 	install -m 0755 $(BUILD)/bin/xrxe $(DESTDIR)$(PREFIX)/bin/xrxe
 	install -m 0755 $(BUILD)/bin/xrxed $(DESTDIR)$(PREFIX)/sbin/xrxed
 	install -m 0755 $(BUILD)/bin/xrxe-impair $(DESTDIR)$(PREFIX)/sbin/xrxe-impair
-	install -D -m 0755 $(BUILD)/lib/xrxe/libibverbs.so.1 $(DESTDIR)$(PREFIX)/lib/xrxe/libibverbs.so.1
-	install -D -m 0755 $(BUILD)/lib/xrxe/librdmacm.so.1 $(DESTDIR)$(PREFIX)/lib/xrxe/librdmacm.so.1
+	install -D -m 0644 $(BUILD)/lib/xrxe/libibverbs.so.1 $(DESTDIR)$(LIBDIR)/xrxe/libibverbs.so.1
+	install -D -m 0644 $(BUILD)/lib/xrxe/librdmacm.so.1 $(DESTDIR)$(LIBDIR)/xrxe/librdmacm.so.1
+
+# The Debian package (debian/), built in a copy of the tree under
+# $(BUILD)/deb/ so that this tree's build/ is left alone.
+deb: check-deps
+	@scripts/deps.sh ensure deb
+	@scripts/mkdeb.sh $(BUILD)
+
+# Not part of `make test`: mmdebstrap and Debian's mirror, minutes.
+test-deb: deb all $(NET_BINS)
+	@BUILD=$(BUILD) tests/deb/install.sh
 
 clean:
 	rm -rf build build-san

@@ -32,6 +32,7 @@
 
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
+#include <xdp/xdp_helpers.h>
 
 #include "xrxe/steer.h"
 
@@ -55,6 +56,22 @@ struct vlan_hdr {
 /* Set by the loader before load (xrxe_steer_attach), fixed afterwards: the
  * verifier sees it as a constant. */
 const volatile __u16 roce_udp_port = XRXE_STEER_DEFAULT_UDP_PORT;
+/* 1 when xrxed loaded the program: xrxed removes it when it stops, and `xrxe
+ * status` calls it orphaned while no xrxed runs for the interface. Kept in
+ * the kernel (.rodata) so that it survives the daemon (kill -9). */
+const volatile __u8 loaded_by_daemon = 0;
+/* 1 when xrxed asked for native XDP, the driver refused it, and xrxed fell
+ * back to generic (skb) mode: `xrxe status` says so. */
+const volatile __u8 native_refused = 0;
+
+/* libxdp's multi-program dispatcher reads this (docs/architecture.md "XDP
+ * beside other XDP programs"): run priority, and the actions after which the
+ * dispatcher goes on to the next program. Only XDP_PASS chains: a frame we
+ * redirect to AF_XDP or drop is done. */
+struct {
+	__uint(priority, XRXE_STEER_RUN_PRIO);
+	__uint(XDP_PASS, 1);
+} XDP_RUN_CONFIG(xrxe_steer);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

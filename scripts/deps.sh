@@ -5,6 +5,7 @@
 #   scripts/deps.sh missing   print the packages not installed
 #   scripts/deps.sh ensure    install only what is missing (quiet when nothing is)
 #   scripts/deps.sh install   same, always reporting what it did
+#   ... deb                   with any of them: also what `make deb` needs
 #
 # Installing needs root; without it the missing list is printed and the exit
 # status is 1, so `make test` fails with a clear message instead of half-running.
@@ -23,7 +24,13 @@ PACKAGES=(
 	qemu-system-x86 busybox-static ibverbs-providers
 	# plots
 	gnuplot-nox
+	# operations: man pages (groff), the unit (systemd-analyze)
+	groff-base systemd
 )
+# Only `make deb` and `make test-deb` need these (`scripts/deps.sh ensure deb`):
+# `make test` does not build the package, so a CI machine does not fetch them.
+DEB_PACKAGES=(debhelper lintian mmdebstrap zstd)
+[ "${2:-}" = deb ] && PACKAGES+=("${DEB_PACKAGES[@]}")
 
 missing() {
 	local p
@@ -62,5 +69,5 @@ list) printf '%s\n' "${PACKAGES[@]}" ;;
 missing) missing ;;
 ensure) install_missing 0 ;;
 install) install_missing 1 ;;
-*) echo "usage: scripts/deps.sh list|missing|ensure|install" >&2; exit 2 ;;
+*) echo "usage: scripts/deps.sh list|missing|ensure|install [deb]" >&2; exit 2 ;;
 esac

@@ -16,6 +16,15 @@
 
 #include "cli.h"
 
+/* A packaged install names its shim directory at build time (make
+ * SHIM_DIR=/usr/lib/MULTIARCH/xrxe, debian/rules); a source tree or
+ * `make install` finds it next to the binary. */
+#ifdef XRXE_SHIM_DIR_DEFAULT
+#define SHIM_DIR_TEXT XRXE_SHIM_DIR_DEFAULT
+#else
+#define SHIM_DIR_TEXT "../lib/xrxe next to the xrxe binary"
+#endif
+
 static const char run_help[] =
 	"NAME\n"
 	"    xrxe run - run an unmodified verbs or librdmacm program on xrxe\n"
@@ -33,8 +42,8 @@ static const char run_help[] =
 	"OPTIONS\n"
 	"    --shim-dir DIR  the directory holding the shims' libibverbs.so.1 and\n"
 	"                    librdmacm.so.1\n"
-	"                    (default: ../lib/xrxe next to the xrxe binary, or\n"
-	"                    $XRXE_SHIM_DIR when set)\n"
+	"                    (default: $XRXE_SHIM_DIR when set, else\n"
+	"                    " SHIM_DIR_TEXT ")\n"
 	"    -h, --help      show this page\n"
 	"\n"
 	"EXIT STATUS\n"
@@ -47,9 +56,13 @@ static const char run_help[] =
 	"    xrxe run -- rping -s -a 10.0.0.1 -v\n"
 	"    xrxe run -- ib_send_bw -R 10.0.0.1\n";
 
-/* <dir of /proc/self/exe>/../lib/xrxe */
+/* <dir of /proc/self/exe>/../lib/xrxe, or the packaged directory */
 static int default_shim_dir(char *buf, size_t len)
 {
+#ifdef XRXE_SHIM_DIR_DEFAULT
+	if ((size_t)snprintf(buf, len, "%s", XRXE_SHIM_DIR_DEFAULT) >= len)
+		return -ENAMETOOLONG;
+#else
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
@@ -58,6 +71,7 @@ static int default_shim_dir(char *buf, size_t len)
 	exe[n] = '\0';
 	if ((size_t)snprintf(buf, len, "%s/../lib/xrxe", dirname(exe)) >= len)
 		return -ENAMETOOLONG;
+#endif
 	return 0;
 }
 

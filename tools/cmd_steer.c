@@ -9,8 +9,10 @@
 #include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "daemon/ctrl_msg.h"
 #include "daemon/steer.h"
 #include "xrxe/abi.h"
 
@@ -62,11 +64,13 @@ static int run_attach(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "mode", required_argument, NULL, 'm' },
 		{ "port", required_argument, NULL, 'p' },
+		{ "priority", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const struct xrxe_command *cmd = &xrxe_cmd_attach;
 	enum xrxe_steer_mode mode = XRXE_STEER_MODE_NATIVE;
+	unsigned long prio = 0;
 	struct xrxe_steer_state st;
 	unsigned long port = XRXE_STEER_DEFAULT_UDP_PORT;
 	const char *ifname;
@@ -74,7 +78,7 @@ static int run_attach(int argc, char **argv)
 	char *end;
 	int c;
 
-	while ((c = xrxe_cli_getopt(cmd, argc, argv, "m:p:", longopts)) != -1) {
+	while ((c = xrxe_cli_getopt(cmd, argc, argv, "m:p:P:", longopts)) != -1) {
 		switch (c) {
 		case 'm':
 			if (!strcmp(optarg, "native") || !strcmp(optarg, "drv"))
@@ -90,6 +94,12 @@ static int run_attach(int argc, char **argv)
 			if (errno || end == optarg || *end || !port || port > 65535)
 				return xrxe_cli_usage(cmd, "--port is 1-65535, not '%s'", optarg);
 			break;
+		case 'P':
+			errno = 0;
+			prio = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || !prio || prio > 1000)
+				return xrxe_cli_usage(cmd, "--priority is 1-1000, not '%s'", optarg);
+			break;
 		default:
 			return XRXE_EXIT_USAGE;
 		}
@@ -98,7 +108,13 @@ static int run_attach(int argc, char **argv)
 		return XRXE_EXIT_USAGE;
 	ifname = argv[optind];
 
-	if (xrxe_steer_attach_port(ifname, mode, (uint16_t)port, &already))
+	struct xrxe_steer_attach_opts ao = {
+		.mode = mode,
+		.udp_port = (uint16_t)port,
+		.priority = (uint32_t)prio,
+	};
+
+	if (xrxe_steer_attach_with(ifname, &ao, &already))
 		return XRXE_EXIT_FAILURE;
 	if (xrxe_steer_query(ifname, &st))
 		return XRXE_EXIT_FAILURE;
@@ -117,7 +133,7 @@ const struct xrxe_command xrxe_cmd_attach = {
 	"    xrxe attach - load the XDP steering program on an interface\n"
 	"\n"
 	"SYNOPSIS\n"
-	"    xrxe attach IFACE [--mode native|skb] [--port PORT]\n"
+	"    xrxe attach IFACE [--mode native|skb] [--port PORT] [--priority N]\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    Loads xrxe's XDP program (xrxe_steer) and attaches it to IFACE. The\n"
@@ -132,8 +148,21 @@ const struct xrxe_command xrxe_cmd_attach = {
 	"    kernel.\n"
 	"\n"
 	"    Attaching is idempotent: if xrxe's program is already attached in the\n"
-	"    same mode, nothing changes and the status is 0. Another XDP program is\n"
-	"    never replaced: detach it first. The program's maps are pinned as\n"
+	"    same mode, nothing changes and the status is 0.\n"
+	"\n"
+	"    Other XDP programs: the program is attached through libxdp's\n"
+	"    multi-program dispatcher, as xdp-loader(8) and xdp-filter(8) attach\n"
+	"    theirs, so they run on the same interface in the order of their\n"
+	"    priorities (lower first; xrxe's is 50, xdp-filter's 10). Frames xrxe\n"
+	"    passes to the kernel go on to the next program; steered and dropped\n"
+	"    ones stop. libxdp keeps the dispatcher's state in a bpffs shared by\n"
+	"    its users: LIBXDP_BPFFS, else /sys/fs/bpf. Where none is mounted (as\n"
+	"    inside 'ip netns exec', which gives each command its own /sys), the\n"
+	"    program is attached alone, as before libxdp, and a line says so. The\n"
+	"    kernel must support freplace programs (BPF_PROG_TYPE_EXT) for the\n"
+	"    dispatcher; otherwise libxdp attaches the program alone too. A program\n"
+	"    attached without the dispatcher (by anyone) is never replaced: detach\n"
+	"    it first. The program's maps are pinned as\n"
 	"    /sys/fs/bpf/xrxe/IFACE/stats and .../xsks for bpftool(8); bpffs is\n"
 	"    mounted at /sys/fs/bpf if it is not (pinning is best effort, and pins\n"
 	"    made inside 'ip netns exec' vanish when that command ends).\n"
@@ -145,6 +174,8 @@ const struct xrxe_command xrxe_cmd_attach = {
 	"        interface, slower. (drv and generic are accepted as synonyms.)\n"
 	"    -p, --port PORT\n"
 	"        steer UDP destination port PORT instead of 4791.\n"
+	"    -P, --priority N\n"
+	"        libxdp run priority 1-1000 instead of 50 (lower runs first).\n"
 	"    -h, --help\n"
 	"        show this page.\n"
 	"\n"
@@ -198,7 +229,9 @@ const struct xrxe_command xrxe_cmd_detach = {
 	"    Detaches xrxe's XDP program from IFACE, in whichever mode it runs, and\n"
 	"    removes its pins under /sys/fs/bpf/xrxe/IFACE. The interface is left as\n"
 	"    it was before 'xrxe attach'. A running xrxed(8) on IFACE stops receiving\n"
-	"    RoCEv2 frames. Another XDP program is never detached.\n"
+	"    RoCEv2 frames. Another XDP program is never detached: from libxdp's\n"
+	"    dispatcher only xrxe's program is removed, the others keep running in\n"
+	"    their order (libxdp removes the dispatcher with its last program).\n"
 	"\n"
 	"OPTIONS\n"
 	"    -h, --help\n"
@@ -219,11 +252,67 @@ const struct xrxe_command xrxe_cmd_detach = {
 
 /* --- status ---------------------------------------------------------------------- */
 
+/* Whether an xrxed answers on IFACE's control socket (connecting is
+ * harmless: the daemon drops a connection that sends nothing). */
+static bool daemon_runs(const char *ifname)
+{
+	int fd = xrxe_ctrl_connect(ifname);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* Who loaded our program, and whether it is orphaned: loaded by an xrxed
+ * that is no longer there (killed), so nobody will remove it. */
+static void owner_text(FILE *out, const char *ifname, const struct xrxe_steer_state *st,
+		       bool daemon)
+{
+	if (!st->by_daemon)
+		fprintf(out, "    loaded by xrxe attach (or xrxed --keep-xdp), stays until xrxe "
+			"detach; %s\n", daemon ? "xrxed runs" : "no xrxed runs");
+	else if (daemon)
+		fprintf(out, "    loaded by xrxed, which runs and removes it when it stops\n");
+	else
+		fprintf(out, "    ORPHANED: loaded by an xrxed that is gone; 'xrxed %s' adopts it "
+			"(and removes it when it stops), 'xrxe detach %s' removes it\n", ifname,
+			ifname);
+}
+
+static void components_text(FILE *out, const struct xrxe_steer_state *st)
+{
+	fprintf(out, "    libxdp dispatcher (prog id %u), run order:\n", st->attached_id);
+	fprintf(out, "      %-8s %-16s %s\n", "priority", "program", "prog id");
+	for (unsigned i = 0; i < st->ncomponents; i++)
+		fprintf(out, "      %-8u %-16s %u%s\n", st->components[i].priority,
+			st->components[i].name, st->components[i].prog_id,
+			st->components[i].ours ? "  (xrxe)" : "");
+}
+
+static void components_json(FILE *out, const struct xrxe_steer_state *st)
+{
+	if (!st->dispatcher) {
+		fputs("null", out);
+		return;
+	}
+	fprintf(out, "{\"prog_id\":%u,\"programs\":[", st->attached_id);
+	for (unsigned i = 0; i < st->ncomponents; i++) {
+		fprintf(out, "%s{\"prog_id\":%u,\"priority\":%u,\"ours\":%s,\"name\":", i ? "," : "",
+			st->components[i].prog_id, st->components[i].priority,
+			st->components[i].ours ? "true" : "false");
+		xrxe_json_string(out, st->components[i].name);
+		fputs("}", out);
+	}
+	fputs("]}", out);
+}
+
 /* One interface, text or JSON. Returns 0, or -errno after the error line. */
 static int status_one(FILE *out, const char *ifname, bool json, bool first, bool *ours)
 {
 	struct xrxe_steer_stat ctr[XRXE_STEER_COUNTER_COUNT];
 	struct xrxe_steer_state st;
+	bool daemon = false;
 	int err;
 
 	err = xrxe_steer_query(ifname, &st);
@@ -234,17 +323,30 @@ static int status_one(FILE *out, const char *ifname, bool json, bool first, bool
 		if (err)
 			return err;
 		*ours = true;
+		daemon = daemon_runs(ifname);
 	}
 
 	if (!json) {
 		if (!st.attached)
 			fprintf(out, "%s: no XDP program\n", ifname);
-		else if (!st.ours)
+		else if (!st.ours && st.dispatcher) {
+			fprintf(out, "%s: libxdp dispatcher without xrxe's program (%s mode, prog id %u)\n",
+				ifname, xrxe_steer_mode_name(st.mode), st.attached_id);
+			components_text(out, &st);
+		} else if (!st.ours)
 			fprintf(out, "%s: foreign XDP program '%s' (%s mode, prog id %u)\n", ifname,
 			       st.prog_name, xrxe_steer_mode_name(st.mode), st.prog_id);
 		else {
 			fprintf(out, "%s: xrxe steering (%s mode, prog id %u, UDP port %u)\n", ifname,
 			       xrxe_steer_mode_name(st.mode), st.prog_id, st.udp_port);
+			if (st.native_refused)
+				fprintf(out, "    fallback: the driver refused native XDP, so xrxed "
+					"attached in generic (skb) mode\n");
+			owner_text(out, ifname, &st, daemon);
+			if (st.dispatcher)
+				components_text(out, &st);
+			else
+				fprintf(out, "    attached alone (no libxdp dispatcher)\n");
 			counters_text(out, ctr, "    ");
 		}
 		return 0;
@@ -260,8 +362,14 @@ static int status_one(FILE *out, const char *ifname, bool json, bool first, bool
 	fprintf(out, "{\"ours\":%s,\"mode\":\"%s\",\"prog_id\":%u,\"prog_name\":",
 	       st.ours ? "true" : "false", xrxe_steer_mode_name(st.mode), st.prog_id);
 	xrxe_json_string(out, st.prog_name);
+	fputs(",\"dispatcher\":", out);
+	components_json(out, &st);
 	if (st.ours) {
-		fprintf(out, ",\"udp_port\":%u},\"counters\":", st.udp_port);
+		fprintf(out, ",\"udp_port\":%u,\"loaded_by\":\"%s\",\"daemon\":%s,\"orphaned\":%s,"
+			"\"native_refused\":%s},\"counters\":", st.udp_port,
+			st.by_daemon ? "xrxed" : "attach", daemon ? "true" : "false",
+			st.by_daemon && !daemon ? "true" : "false",
+			st.native_refused ? "true" : "false");
 		counters_json(out, ctr);
 		fputs("}", out);
 	} else {
@@ -358,9 +466,15 @@ const struct xrxe_command xrxe_cmd_status = {
 	"    For IFACE, or for every interface of the network namespace when none is\n"
 	"    given: whether an XDP program is attached, whether it is xrxe's steering\n"
 	"    program or a foreign one, its mode (native, skb or hw) and program id,\n"
-	"    and, for xrxe's program, the UDP port it steers and its counters, summed\n"
-	"    over all CPUs (packets and bytes, bytes being whole frames from the\n"
-	"    Ethernet header):\n"
+	"    and, for xrxe's program, the UDP port it steers, who loaded it and its\n"
+	"    counters. Under libxdp's dispatcher every program it runs is listed with\n"
+	"    its priority, in run order. A program loaded by xrxed(8) whose daemon\n"
+	"    is gone (killed) is shown as ORPHANED: the next xrxed on the interface\n"
+	"    adopts it and removes it when it stops; 'xrxe detach' removes it now.\n"
+	"    A program xrxed attached in generic (skb) mode because the driver\n"
+	"    refused native XDP says so (fallback).\n"
+	"    Counters are summed over all CPUs (packets and bytes, bytes being whole\n"
+	"    frames from the Ethernet header):\n"
 	"\n"
 	"      steered       RoCEv2 frames redirected to an xrxed AF_XDP socket\n"
 	"      passed        other traffic, handed to the kernel\n"
@@ -376,7 +490,10 @@ const struct xrxe_command xrxe_cmd_status = {
 	"OPTIONS\n"
 	"    -j, --json\n"
 	"        one JSON object: {\"interfaces\":[{\"name\", \"ifindex\", \"xdp\": null or\n"
-	"        {\"ours\", \"mode\", \"prog_id\", \"prog_name\", \"udp_port\"},\n"
+	"        {\"ours\", \"mode\", \"prog_id\", \"prog_name\", \"dispatcher\": null or\n"
+	"        {\"prog_id\", \"programs\": [{\"prog_id\", \"priority\", \"ours\", \"name\"}]},\n"
+	"        \"udp_port\", \"loaded_by\": \"xrxed\" or \"attach\", \"daemon\", \"orphaned\",\n"
+	"        \"native_refused\"},\n"
 	"        \"counters\": {NAME: {\"packets\", \"bytes\"}}}]}; counters only for\n"
 	"        xrxe's program.\n"
 	"    -h, --help\n"

@@ -51,6 +51,13 @@ struct xrxe_rx_meta {
 	__u64 rx_ns;
 };
 
+/* libxdp's run priority of the steering program in the multi-program
+ * dispatcher (lower runs first; libxdp's default is 50, xdp-filter's 10): a
+ * firewall such as xdp-filter sees frames before they are steered. Frames it
+ * passes (XDP_PASS: not RoCEv2, or no socket) go on to the next program;
+ * steered and dropped ones stop here (the program's XDP_RUN_CONFIG). */
+#define XRXE_STEER_RUN_PRIO 50
+
 /* XSKMAP slots: one per NIC RX queue. */
 #define XRXE_STEER_MAX_QUEUES 64
 

@@ -4,10 +4,18 @@
  * (bpf/xrxe_steer.bpf.c) with its libbpf skeleton.
  *
  * Our program is found on an interface by asking the kernel (netlink XDP query
- * → program id → program info → map ids), not through bpffs pins: bpffs may be
- * unmounted, and `ip netns exec` remounts /sys, so a pin made in one session is
- * invisible in the next. Maps are still pinned under
+ * → program id → program info → map ids; for libxdp's dispatcher, the kernel's
+ * list of BPF links → the freplace programs linked to it), not through bpffs
+ * pins: bpffs may be unmounted, and `ip netns exec` remounts /sys, so a pin
+ * made in one session is invisible in the next. Maps are still pinned under
  * /sys/fs/bpf/xrxe/IFACE/ (mounting bpffs when missing) for bpftool users.
+ *
+ * Attaching goes through libxdp's multi-program dispatcher (docs/architecture.md
+ * "XDP beside other XDP programs") whenever a bpffs shared with other libxdp
+ * users is mounted (LIBXDP_BPFFS, else /sys/fs/bpf): the dispatcher keeps its
+ * state there, so other XDP programs (xdp-filter, xdp-loader) run beside ours
+ * in priority order. Without one (inside `ip netns exec`), the program is
+ * attached alone as before, and that is logged.
  */
 #ifndef XRXE_DAEMON_STEER_H
 #define XRXE_DAEMON_STEER_H
@@ -24,15 +32,45 @@ enum xrxe_steer_mode {
 				 * offloaded program), never requested */
 };
 
+/* libxdp's dispatcher has this many slots (prog_dispatcher.h). */
+#define XRXE_STEER_MAX_COMPONENTS 10
+
+/* One program run by libxdp's dispatcher. */
+struct xrxe_steer_component {
+	uint32_t prog_id;
+	uint32_t priority;  /* libxdp run priority: lower runs first */
+	unsigned slot;      /* the dispatcher's prog<slot>: run order */
+	bool ours;
+	char name[16];
+};
+
 /* What is attached to an interface. */
 struct xrxe_steer_state {
 	unsigned int ifindex;
 	bool attached;       /* any XDP program in any mode */
-	bool ours;           /* it is the xrxe steering program */
-	uint32_t prog_id;
+	bool ours;           /* the xrxe steering program runs on it (alone or in
+			      * libxdp's dispatcher) */
+	bool dispatcher;     /* what is attached is libxdp's dispatcher */
+	uint32_t prog_id;    /* ours: our program; otherwise what is attached */
+	uint32_t attached_id; /* what the interface runs: ours or the dispatcher */
 	enum xrxe_steer_mode mode;
 	char prog_name[16];  /* of whatever is attached */
 	uint16_t udp_port;   /* ours only: the UDP port it steers */
+	bool by_daemon;      /* ours only: loaded by xrxed, which removes it when
+			      * it stops (as does an xrxed that adopts it) */
+	bool native_refused; /* ours only: skb mode because native was refused */
+	/* dispatcher only: its programs in run order */
+	unsigned ncomponents;
+	struct xrxe_steer_component components[XRXE_STEER_MAX_COMPONENTS];
+};
+
+/* How to attach. */
+struct xrxe_steer_attach_opts {
+	enum xrxe_steer_mode mode;
+	uint16_t udp_port;   /* 0: XRXE_STEER_DEFAULT_UDP_PORT */
+	uint32_t priority;   /* libxdp run priority; 0: XRXE_STEER_RUN_PRIO */
+	bool by_daemon;      /* xrxed loads it: marked so (state.by_daemon) */
+	bool native_refused; /* skb mode after native was refused: marked so */
 };
 
 /* Handle on our attached program's maps (fds owned by the handle; -1 when
@@ -68,9 +106,14 @@ int xrxe_steer_attach(const char *ifname, enum xrxe_steer_mode mode, bool *alrea
 /* The same, steering UDP port udp_port (0: XRXE_STEER_DEFAULT_UDP_PORT). */
 int xrxe_steer_attach_port(const char *ifname, enum xrxe_steer_mode mode, uint16_t udp_port,
 			   bool *already);
+/* The same with every option. "Already" also needs the same priority when
+ * given (a different one is -EBUSY, like another port). */
+int xrxe_steer_attach_with(const char *ifname, const struct xrxe_steer_attach_opts *opts,
+			   bool *already);
 
-/* Detach our program and remove its pins. -ENOENT if no program is attached;
- * -EBUSY if a foreign program is attached (left alone). */
+/* Detach our program (from libxdp's dispatcher: only ours, the others keep
+ * running) and remove its pins. -ENOENT if no program is attached; -EBUSY if
+ * only foreign programs are (left alone). */
 int xrxe_steer_detach(const char *ifname);
 
 /* Open the maps of our program attached to ifname. -ENOENT if not attached. */

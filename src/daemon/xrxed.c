@@ -43,6 +43,8 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -117,6 +119,7 @@
 struct daemon_opts {
 	const char *ifname;
 	enum xrxe_steer_mode mode;
+	bool mode_given; /* --mode: no fallback from native to skb */
 	unsigned queues; /* 0 = all RX queues of the interface */
 	bool keep_xdp;   /* leave the steering program attached on exit */
 	int rt_priority; /* SCHED_FIFO priority, 0 = normal scheduling */
@@ -162,6 +165,8 @@ struct daemon {
 	unsigned nxsk;
 	struct xrxe_steer_maps maps;
 	bool we_attached;
+	bool native_refused; /* generic XDP because the driver refused native */
+	uint32_t max_path_mtu;
 	int epfd;
 	struct xrxe_evsrc sig_src;
 	bool stop;
@@ -193,56 +198,113 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The manual page (xrxed(8) is generated from it by scripts/mkman.py: keep
+ * its layout: headings at column 0, text at 4 spaces, option descriptions at
+ * 8). */
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: xrxed [OPTIONS] IFACE\n"
+		"NAME\n"
+		"    xrxed - the xrxe transport daemon for one network interface\n"
 		"\n"
-		"The xrxe transport daemon for one network interface.\n"
+		"SYNOPSIS\n"
+		"    xrxed [OPTIONS] IFACE\n"
+		"    xrxed --help\n"
 		"\n"
-		"Attaches the xrxe XDP steering program to IFACE (unless it is attached\n"
-		"already), binds an AF_XDP socket to each receive queue and runs the\n"
-		"InfiniBand transport (RC, UC, UD over RoCEv2, UDP port 4791) for the\n"
-		"applications that connect to " XRXE_RUN_DIR "/IFACE" XRXE_CTRL_SOCK_SUFFIX
-		" (the verbs\n"
-		"shim does). Every other frame stays with the kernel. Runs in the\n"
-		"foreground; SIGINT or SIGTERM closes every connection, removes the socket\n"
-		"and, when it attached the program itself, detaches it again.\n"
+		"DESCRIPTION\n"
+		"    Attaches the xrxe XDP steering program to IFACE (unless it is attached\n"
+		"    already), binds an AF_XDP socket to each receive queue and runs the\n"
+		"    InfiniBand transport (RC, UC, UD over RoCEv2, UDP port 4791) and the IB\n"
+		"    connection manager for the applications that connect to\n"
+		"    " XRXE_RUN_DIR "/IFACE" XRXE_CTRL_SOCK_SUFFIX " (the shims of xrxe(7) do). Every other frame\n"
+		"    stays with the kernel. One daemon per interface (" XRXE_RUN_DIR "/IFACE.lock).\n"
+		"    Runs in the foreground and logs to stderr (the journal, under systemd).\n"
 		"\n"
-		"Options:\n"
-		"  -m, --mode native|skb  XDP attach mode when attaching (default native)\n"
-		"  -q, --queues N         bind the first N RX queues only (default all)\n"
-		"  -k, --keep-xdp         leave the steering program attached on exit\n"
-		"  -c, --cc NAME=VALUE    congestion control (DCQCN) parameter, repeatable;\n"
-		"                         names, units, defaults: `xrxe cc show IFACE`\n"
-		"                         (e.g. --cc np_min_time_between_cnps=2, --cc enabled=0)\n"
-		"      --rexmit adaptive|fixed\n"
-		"                         RC retransmission. adaptive (default): a QP that\n"
-		"                         recovers from a loss (after a NAK or a timeout),\n"
-		"                         or has at most 16 PSNs outstanding, resends after\n"
-		"                         a few silent round trips (srtt + 4 rttvar, at\n"
-		"                         least 2 ms, doubling) instead of waiting out the\n"
-		"                         Local ACK Timeout: a resent packet lost again, or\n"
-		"                         a lost last packet, draws no NAK. These retries\n"
-		"                         leave retry_cnt alone. fixed: the Local ACK\n"
-		"                         Timeout only, as rxe.\n"
-		"  -r, --rt-priority PRIO run under SCHED_FIFO at PRIO (1-99) so that no\n"
-		"                         normal task delays a frame, an ACK or a CNP: for\n"
-		"                         hosts whose cores busy-polling applications share\n"
-		"                         with xrxed. It then naps instead of spinning while\n"
-		"                         its QPs only wait for the network; kernel RT\n"
-		"                         throttling (kernel.sched_rt_runtime_us) still\n"
-		"                         bounds it. Needs CAP_SYS_NICE or RLIMIT_RTPRIO.\n"
-		"  -v, --verbose          log at debug level (same as XRXE_LOG=debug)\n"
-		"  -h, --help             this text\n"
+		"    The steering program joins libxdp's multi-program dispatcher when a\n"
+		"    shared bpffs is mounted (see xrxe(8), attach), so other XDP programs\n"
+		"    can run beside it; the daemon then attaches in the dispatcher's mode.\n"
+		"    A program loaded by a daemon is marked so: a daemon that was killed\n"
+		"    leaves it attached ('xrxe status' calls it orphaned), and the next\n"
+		"    daemon on IFACE adopts it and removes it when it stops, like one it\n"
+		"    loaded itself. A program loaded by 'xrxe attach' stays.\n"
 		"\n"
-		"Environment:\n"
-		"  XRXE_LOG=error|warn|info|debug   log level (default info)\n"
+		"SIGNALS\n"
+		"    SIGINT, SIGTERM\n"
+		"        close every connection (applications see the device fail, rdma_cm\n"
+		"        IDs get DEVICE_REMOVAL), remove the socket and, when this daemon\n"
+		"        loaded or adopted the steering program, detach it.\n"
+		"    SIGUSR1\n"
+		"        log the receive counters.\n"
 		"\n"
-		"Counters: `xrxe stats IFACE` and `xrxe qp IFACE` ask the running daemon;\n"
-		"SIGUSR1 logs the receive counters.\n"
+		"    Under systemd (NOTIFY_SOCKET set, Type=notify) the daemon reports\n"
+		"    READY=1 once the device is usable (program attached, sockets bound,\n"
+		"    control socket listening) and STOPPING=1 when it stops.\n"
 		"\n"
-		"Exit status: 0 after a clean stop, 1 on a runtime error, 2 on a usage error.\n");
+		"OPTIONS\n"
+		"    -m, --mode native|skb\n"
+		"        XDP attach mode when attaching. Without it: native, and generic\n"
+		"        (skb) when the driver refuses native XDP (logged once; 'xrxe\n"
+		"        status' shows it). With it: exactly that mode, or an error.\n"
+		"    -q, --queues N\n"
+		"        bind the first N RX queues only (default all).\n"
+		"    -k, --keep-xdp\n"
+		"        leave the steering program attached on exit (it is then not\n"
+		"        marked as the daemon's).\n"
+		"    -c, --cc NAME=VALUE\n"
+		"        congestion control (DCQCN) parameter, repeatable; names, units\n"
+		"        and defaults: 'xrxe cc show IFACE' (e.g. --cc\n"
+		"        np_min_time_between_cnps=2, --cc enabled=0). 'xrxe cc set'\n"
+		"        changes them while the daemon runs.\n"
+		"    --rexmit adaptive|fixed\n"
+		"        RC retransmission. adaptive (default): a QP that recovers from a\n"
+		"        loss (after a NAK or a timeout), or has at most 16 PSNs\n"
+		"        outstanding, resends after a few silent round trips (srtt + 4\n"
+		"        rttvar, at least 2 ms, doubling) instead of waiting out the Local\n"
+		"        ACK Timeout: a resent packet lost again, or a lost last packet,\n"
+		"        draws no NAK. These retries leave retry_cnt alone. fixed: the\n"
+		"        Local ACK Timeout only, as rxe.\n"
+		"    -r, --rt-priority PRIO\n"
+		"        run under SCHED_FIFO at PRIO (1-99) so that no normal task delays\n"
+		"        a frame, an ACK or a CNP: for hosts whose cores busy-polling\n"
+		"        applications share with xrxed. It then naps instead of spinning\n"
+		"        while its QPs only wait for the network; kernel RT throttling\n"
+		"        (kernel.sched_rt_runtime_us) still bounds it. Needs CAP_SYS_NICE\n"
+		"        or RLIMIT_RTPRIO.\n"
+		"    -v, --verbose\n"
+		"        log at debug level (same as XRXE_LOG=debug).\n"
+		"    -h, --help\n"
+		"        show this page.\n"
+		"\n"
+		"ENVIRONMENT\n"
+		"    XRXE_LOG\n"
+		"        error, warn, info (default) or debug.\n"
+		"    LIBXDP_BPFFS\n"
+		"        the bpffs libxdp keeps its dispatcher's state in (default\n"
+		"        /sys/fs/bpf).\n"
+		"    NOTIFY_SOCKET\n"
+		"        systemd's notification socket (set by systemd for Type=notify).\n"
+		"\n"
+		"PRIVILEGES\n"
+		"    Root, or these capabilities: CAP_NET_ADMIN (attach XDP, bind AF_XDP),\n"
+		"    CAP_NET_RAW (AF_XDP sockets), CAP_BPF and CAP_PERFMON (load the\n"
+		"    program; libxdp's dispatcher loads it as an freplace program),\n"
+		"    CAP_SYS_ADMIN (find attached programs, maps and links by id; mount\n"
+		"    bpffs), CAP_IPC_LOCK (AF_XDP memory beyond RLIMIT_MEMLOCK), and\n"
+		"    CAP_SYS_NICE for --rt-priority.\n"
+		"\n"
+		"EXIT STATUS\n"
+		"    0  a clean stop\n"
+		"    1  a runtime error (the reason is logged)\n"
+		"    2  a usage error\n"
+		"\n"
+		"EXAMPLES\n"
+		"    xrxed eth0\n"
+		"    xrxed eth0 --cc enabled=0 --rt-priority 20\n"
+		"    ip netns exec blue xrxed veth-blue\n"
+		"    systemctl start xrxed@eth0\n"
+		"\n"
+		"SEE ALSO\n"
+		"    xrxe(8), xrxe(7), xrxe-impair(8), xdp-loader(8)\n");
 }
 
 static int parse_args(int argc, char **argv, struct daemon_opts *o)
@@ -274,6 +336,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 			break;
 		}
 		case 'm':
+			o->mode_given = true;
 			if (!strcmp(optarg, "native")) {
 				o->mode = XRXE_STEER_MODE_NATIVE;
 			} else if (!strcmp(optarg, "skb")) {
@@ -721,6 +784,13 @@ static int emit_qp(void *arg, const struct xrxe_tp_qp_info *q)
 		q->acked_psn, q->rq_psn, q->tx_packets, q->rx_packets, q->tx_bytes, q->rx_bytes,
 		q->retransmits, q->timeouts, q->fast_retransmits, q->srtt_ns / 1e3, q->rnr_naks_rcvd,
 		q->rnr_naks_sent, q->seq_naks_rcvd, q->seq_naks_sent, q->duplicates);
+	/* loss recovery (src/transport/rto.c) */
+	if (e->json)
+		fprintf(e->out,
+			",\"resent_packets\":%" PRIu64 ",\"out_of_sequence\":%" PRIu64
+			",\"recoveries\":%" PRIu64 ",\"probes\":%" PRIu64 ",\"cwnd\":%u",
+			q->resent_packets, q->out_of_sequence, q->recoveries, q->probes,
+			q->cwnd);
 	/* DCQCN: rates in Mb/s, alpha as a fraction (alpha_fp: the mlx5
 	 * 10-bit fixed point it is kept in) */
 	if (e->json)
@@ -780,6 +850,11 @@ static void daemon_stats(void *user, FILE *out, unsigned flags)
 	emit_u64(&e, "active_mtu",
 		 xrxe_ib_mtu_bytes(xrxe_devpage_page(d->dp)->port_attr.active_mtu));
 	emit_u64(&e, "gids", xrxe_devpage_gid_count(d->dp));
+	/* The fallbacks a kernel or driver forced (each also logged once). */
+	emit_str(&e, "xdp_mode", xrxe_steer_mode_name(d->opts.mode));
+	emit_u64(&e, "xdp_native_refused", d->native_refused);
+	emit_u64(&e, "xsk_multi_buffer", d->nxsk && xrxe_xsk_is_multi_buffer(d->xsk[0]));
+	emit_u64(&e, "max_path_mtu", d->max_path_mtu);
 
 	if (xrxe_steer_read_stats(&d->maps, steer) == 0) {
 		emit_section(&e, "xdp");
@@ -921,6 +996,35 @@ static void daemon_stats(void *user, FILE *out, unsigned flags)
 
 /* --- event loop ------------------------------------------------------------- */
 
+/* systemd's readiness protocol (sd_notify(3)) without libsystemd: one
+ * datagram to $NOTIFY_SOCKET, a path or, with a leading '@', an abstract
+ * name. Nothing happens when the variable is unset (not under systemd). */
+static void notify_systemd(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len;
+	socklen_t salen;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@'))
+		return;
+	len = strlen(path);
+	if (len >= sizeof(sa.sun_path)) {
+		xrxe_warn("NOTIFY_SOCKET is too long: systemd not notified");
+		return;
+	}
+	memcpy(sa.sun_path, path, len);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa, salen) < 0)
+		xrxe_warn("cannot notify systemd at %s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
 static void signal_event(struct xrxe_evsrc *src, uint32_t events)
 {
 	struct daemon *d = (struct daemon *)((char *)src - offsetof(struct daemon, sig_src));
@@ -933,6 +1037,8 @@ static void signal_event(struct xrxe_evsrc *src, uint32_t events)
 			continue;
 		}
 		xrxe_info("%s: signal %u, stopping", d->opts.ifname, si.ssi_signo);
+		if (!d->stop)
+			notify_systemd("STOPPING=1");
 		d->stop = true;
 	}
 }
@@ -1198,7 +1304,7 @@ static void raise_nofile(void)
 static int daemon_setup(struct daemon *d)
 {
 	unsigned nqueues;
-	bool already = false;
+	bool already = false, adopt = false;
 	sigset_t mask;
 	int err;
 
@@ -1246,8 +1352,38 @@ static int daemon_setup(struct daemon *d)
 	if (state.attached && state.ours) {
 		already = true;
 		d->opts.mode = state.mode;
+		d->native_refused = state.native_refused;
+		/* Loaded by an xrxed (a killed one: the lock below proves no other
+		 * runs): ours to remove when we stop, once we hold the lock. */
+		adopt = state.by_daemon && !d->opts.keep_xdp;
 	} else {
-		err = xrxe_steer_attach(d->opts.ifname, d->opts.mode, &already);
+		/* libxdp's dispatcher runs every program in one mode: join it in
+		 * the mode it has. */
+		struct xrxe_steer_attach_opts ao = {
+			.mode = state.dispatcher ? state.mode : d->opts.mode,
+			.by_daemon = !d->opts.keep_xdp,
+		};
+
+		if (state.dispatcher && ao.mode != d->opts.mode)
+			xrxe_info("%s: joining libxdp's dispatcher in its %s mode", d->opts.ifname,
+				  xrxe_steer_mode_name(ao.mode));
+		d->opts.mode = ao.mode;
+		err = xrxe_steer_attach_with(d->opts.ifname, &ao, &already);
+		/* Without --mode, a driver that refuses native XDP (virtio_net
+		 * at an MTU it cannot map, a device without XDP support) gets
+		 * generic XDP, which works on every interface: said once here,
+		 * and marked in the program for `xrxe status`. Missing
+		 * privileges, a foreign program or a missing interface are no
+		 * reason to try again. */
+		if (err && ao.mode == XRXE_STEER_MODE_NATIVE && !d->opts.mode_given &&
+		    err != -EPERM && err != -EACCES && err != -EBUSY && err != -ENODEV) {
+			xrxe_warn("%s: native XDP refused (%s, above); falling back to generic (skb) "
+				  "XDP, slower (--mode native makes this an error)", d->opts.ifname,
+				  strerror(-err));
+			ao.mode = d->opts.mode = XRXE_STEER_MODE_SKB;
+			ao.native_refused = d->native_refused = true;
+			err = xrxe_steer_attach_with(d->opts.ifname, &ao, &already);
+		}
 		if (err)
 			return err;
 	}
@@ -1315,6 +1451,7 @@ static int daemon_setup(struct daemon *d)
 		.fixed_ack_timeout = d->opts.fixed_ack_timeout,
 	};
 
+	d->max_path_mtu = tcfg.max_path_mtu;
 	if (xrxe_netdev_speed(d->opts.ifname, &tcfg.line_rate_mbps))
 		tcfg.line_rate_mbps = DEFAULT_LINE_RATE_MBPS;
 	err = xrxe_tp_create(&tcfg, &d->tp);
@@ -1378,6 +1515,13 @@ static int daemon_setup(struct daemon *d)
 	err = xrxe_ctrl_open(&ccfg, &d->ctrl);
 	if (err)
 		goto err_out;
+	/* Only now, holding the interface's lock, is an adopted program surely
+	 * left by a dead daemon and not a live one's. */
+	if (adopt) {
+		d->we_attached = true;
+		xrxe_info("%s: adopted the XDP program a stopped xrxed left (prog id %u); it is "
+			  "removed when this daemon stops", d->opts.ifname, state.prog_id);
+	}
 
 	xrxe_info("%s: congestion control %s, line rate %u Mb/s", d->opts.ifname,
 		  d->opts.cc.enabled ? "on (DCQCN)" : "off", tcfg.line_rate_mbps);
@@ -1411,6 +1555,13 @@ int main(int argc, char **argv)
 		return 1;
 	xrxe_info("%s: ready on %s/%s%s", d.opts.ifname, XRXE_RUN_DIR, d.opts.ifname,
 		  XRXE_CTRL_SOCK_SUFFIX);
+	{
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "READY=1\nSTATUS=serving %s as xrxe_%s\nMAINPID=%ld",
+			 d.opts.ifname, d.opts.ifname, (long)getpid());
+		notify_systemd(msg);
+	}
 	err = run_loop(&d);
 	print_counters(&d);
 	daemon_teardown(&d);

@@ -350,7 +350,10 @@ static const char *mode_name(enum xrxe_xsk_mode mode)
 	return "?";
 }
 
-int xrxe_xsk_open(const struct xrxe_xsk_config *cfg, struct xrxe_xsk **out)
+/* One attempt; may_fall_back: an EINVAL is the caller's to handle (no
+ * error line). */
+static int xsk_open_once(const struct xrxe_xsk_config *cfg, struct xrxe_xsk **out,
+			 bool may_fall_back)
 {
 	struct xrxe_xsk *xsk;
 	struct xsk_sizes s;
@@ -491,7 +494,10 @@ err_free:
 	free(xsk->state);
 	free(xsk);
 err_log:
-	if (err == -ENOBUFS && !has_cap_ipc_lock())
+	if (err == -EINVAL && may_fall_back)
+		xrxe_dbg("xsk %s/%u: multi-buffer socket refused: %s", cfg->ifname, cfg->queue_id,
+			 strerror(-err));
+	else if (err == -ENOBUFS && !has_cap_ipc_lock())
 		xrxe_err("xsk %s/%u: cannot pin a %u-chunk UMEM: %s (RLIMIT_MEMLOCK; run with CAP_IPC_LOCK or fewer frames)",
 			 cfg->ifname, cfg->queue_id, s.frames, strerror(-err));
 	else if (err == -EBUSY)
@@ -504,6 +510,36 @@ err_log:
 		xrxe_err("xsk %s/%u: cannot open %s-mode socket: %s", cfg->ifname,
 			 cfg->queue_id, mode_name(cfg->mode), strerror(-err));
 	return err;
+}
+
+int xrxe_xsk_open(const struct xrxe_xsk_config *cfg, struct xrxe_xsk **out)
+{
+	static bool said;
+	struct xrxe_xsk_config single;
+	int err;
+
+	err = xsk_open_once(cfg, out, cfg->multi_buffer);
+	if (err != -EINVAL || !cfg->multi_buffer)
+		return err;
+	/* Kernels before 6.6 have no multi-buffer AF_XDP: bind refuses
+	 * XDP_USE_SG with EINVAL (Debian 12's 6.1). Single-buffer sockets
+	 * still carry every frame up to one chunk; the daemon caps the path
+	 * MTU to what fits (xrxe_xsk_max_frame_len). Said once per process. */
+	single = *cfg;
+	single.multi_buffer = false;
+	err = xsk_open_once(&single, out, false);
+	if (!err && !said) {
+		said = true;
+		xrxe_warn("xsk %s: this kernel has no multi-buffer AF_XDP (XDP_USE_SG refused): "
+			  "single-buffer frames of at most %u bytes", cfg->ifname,
+			  xrxe_xsk_max_frame_len(*out));
+	}
+	return err;
+}
+
+bool xrxe_xsk_is_multi_buffer(const struct xrxe_xsk *xsk)
+{
+	return xsk->multi_buffer;
 }
 
 void xrxe_xsk_close(struct xrxe_xsk *xsk)

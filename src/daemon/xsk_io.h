@@ -85,8 +85,11 @@ struct xrxe_xsk_stats {
  * Returns 0 or -errno; *out is set on success. On error a one-line reason is
  * logged. -EBUSY: the queue has a live AF_XDP socket (the queue of one closed
  * a moment ago is released by the kernel asynchronously: open waits up to 1 s
- * for it). */
+ * for it). A multi-buffer socket the kernel refuses (EINVAL: no XDP_USE_SG
+ * before 6.6) is opened single-buffer instead, with one warning per process;
+ * xrxe_xsk_is_multi_buffer() tells which it got. */
 int xrxe_xsk_open(const struct xrxe_xsk_config *cfg, struct xrxe_xsk **out);
+bool xrxe_xsk_is_multi_buffer(const struct xrxe_xsk *xsk);
 /* Unregister from the XSKMAP and free everything. NULL is a no-op. */
 void xrxe_xsk_close(struct xrxe_xsk *xsk);
 

@@ -170,22 +170,21 @@ static void comp_retry(struct xrxe_tp_qp *qp, bool timer)
 	}
 	qp->comp.retry_cnt--;
 	qp->info.retransmits++;
+	xrxe_tpi_rto_loss(qp);
 	xrxe_tpi_timer_stop_rexmit(qp);
 	xrxe_tpi_req_rewind(qp, qp->comp.psn);
 }
 
-/* Adaptive retransmission (rto.c): go-back-N from comp.psn as comp_retry
- * does, but without charging retry_cnt or touching the Local ACK Timeout,
- * which keeps running and still decides when the WR fails. A late NAK for
- * this same position is then ignored (retrying/retry_psn). */
-static void comp_fast_retry(struct xrxe_tp_qp *qp)
+/* The probe timer expired (rto.c): send the loss probes. Neither charges
+ * retry_cnt nor touches the Local ACK Timeout, which keeps running and
+ * still decides when the WR fails; nor rewinds: the responder's answer to
+ * the probes (a NAK, or ACKs) says what, if anything, to resend. */
+static void comp_probe(struct xrxe_tp_qp *qp)
 {
 	if (!comp_head(qp))
 		return;
-	qp->comp.retrying = true;
-	qp->comp.retry_psn = qp->comp.psn;
 	qp->info.fast_retransmits++;
-	xrxe_tpi_req_rewind(qp, qp->comp.psn);
+	xrxe_tpi_req_probe(qp);
 }
 
 enum { ACK_OK, ACK_NEED_RETRY };
@@ -350,7 +349,7 @@ static void comp_progress(struct xrxe_tp_qp *qp, uint32_t old)
 		 * requester: move it forward rather than resend them. */
 		if (xrxe_psn_cmp(qp->comp.psn, qp->req.psn) > 0)
 			xrxe_tpi_req_rewind(qp, qp->comp.psn);
-		xrxe_tpi_rto_progress(qp);
+		xrxe_tpi_rto_progress(qp, xrxe_psn_sub(qp->comp.psn, old));
 	}
 	while (xrxe_tpi_comp_run(qp))
 		;
@@ -445,7 +444,7 @@ bool xrxe_tpi_comp_timers(struct xrxe_tp_qp *qp)
 	 * during an RNR wait (the responder asked us to hold off). */
 	if (qp->comp.fast_deadline <= now && xrxe_tpi_rto_expired(qp)) {
 		if (xrxe_tpi_outstanding(qp) && qp->comp.rnr_deadline == XRXE_TP_NO_DEADLINE)
-			comp_fast_retry(qp);
+			comp_probe(qp);
 		did = true;
 	}
 	if (did)

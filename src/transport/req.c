@@ -8,7 +8,8 @@
  * (xrxe_tpi_req_rewind) and it simply sends again from there. WQEs keep the
  * PSNs they got the first time, so a resumed message continues at the right
  * offset: SEND/WRITE skip the packets already acknowledged, a READ asks for
- * the remaining bytes with an adjusted RETH (ref/rxe.md §2.4).
+ * the remaining bytes with an adjusted RETH (ref/rxe.md §2.4). A loss probe
+ * (rto.c) sends one packet of that kind again without moving the position.
  */
 #include <errno.h>
 #include <string.h>
@@ -179,11 +180,11 @@ bool xrxe_tpi_sq_fetch(struct xrxe_tp_qp *qp)
 
 /* --- rewind (go-back-N) ------------------------------------------------- */
 
-void xrxe_tpi_req_rewind(struct xrxe_tp_qp *qp, uint32_t psn)
+/* Point the requester at psn: the WQE that holds it and the offset in it. */
+static void req_seek(struct xrxe_tp_qp *qp, uint32_t psn)
 {
 	uint32_t idx;
 
-	xrxe_tpi_rto_rewound(qp);
 	for (idx = qp->sq_cons; idx != qp->sq_fetch; idx++) {
 		struct tp_swqe *w = xrxe_tpi_swqe(qp, idx);
 
@@ -203,6 +204,58 @@ void xrxe_tpi_req_rewind(struct xrxe_tp_qp *qp, uint32_t psn)
 	qp->req.wqe = idx;
 	qp->req.off = 0;
 	qp->req.psn = psn;
+}
+
+void xrxe_tpi_req_rewind(struct xrxe_tp_qp *qp, uint32_t psn)
+{
+	xrxe_tpi_rto_rewound(qp);
+	/* Probes not sent yet: the resend from psn asks the same and more
+	 * (a probe past it would only draw a NAK for what is on its way). */
+	qp->req.probes_owed = 0;
+	req_seek(qp, psn);
+}
+
+/* The ACTIVE WQE whose PSNs include psn, or NULL. */
+static const struct tp_swqe *wqe_of_psn(const struct xrxe_tp_qp *qp, uint32_t psn)
+{
+	uint32_t idx;
+
+	for (idx = qp->sq_cons; idx != qp->sq_fetch; idx++) {
+		const struct tp_swqe *w = xrxe_tpi_swqe(qp, idx);
+
+		if (w->state != TP_WQE_ACTIVE)
+			return NULL;
+		if (xrxe_psn_cmp(psn, w->first_psn) >= 0 && xrxe_psn_cmp(psn, w->last_psn) <= 0)
+			return w;
+	}
+	return NULL;
+}
+
+void xrxe_tpi_req_probe(struct xrxe_tp_qp *qp)
+{
+	/* The newest packet in flight: after a rewind the packets beyond
+	 * req.psn are being sent again anyway, and a probe past the resend
+	 * would draw a NAK for what is only still on its way. */
+	uint32_t last = xrxe_psn_sub(qp->req.psn, 1);
+	const struct tp_swqe *w;
+
+	if (!xrxe_tpi_outstanding(qp))
+		return;
+	qp->req.probe_psn[0] = qp->comp.psn;
+	qp->req.probes_owed = 1;
+	if (xrxe_psn_cmp(last, qp->comp.psn) <= 0)
+		return;
+	/* Only a SEND or WRITE packet: a READ request resumed past the
+	 * oldest PSN makes kernel rxe's responder narrow its resource to
+	 * what that request asks for (rxe_resp.c duplicate_request resets
+	 * va_org), after which it silently drops a retry of the earlier
+	 * bytes, until retry_cnt runs out. Resending from the oldest PSN,
+	 * as go-back-N does, only ever moves forward. (Atomics, ATOMIC_WRITE
+	 * and FLUSH are left out too: a duplicate of one is answered by a
+	 * replayed response, more than a SEND/WRITE packet's ACK.) */
+	w = wqe_of_psn(qp, last);
+	if (w && !w->rd_atomic)
+		qp->req.probe_psn[qp->req.probes_owed++] = last;
 }
 
 /* --- one packet ---------------------------------------------------------- */
@@ -242,6 +295,33 @@ static uint8_t qp_transport(const struct xrxe_tp_qp *qp)
 	return qp->type == IBV_QPT_RC ? XRXE_TRANSPORT_RC
 	       : qp->type == IBV_QPT_UC ? XRXE_TRANSPORT_UC
 					: XRXE_TRANSPORT_UD;
+}
+
+static bool window_full(const struct xrxe_tp_qp *qp)
+{
+	/* ref/rxe.md §2.1: at most 128 PSNs unacknowledged; fewer while
+	 * the path loses packets (rto.c: every PSN in flight when a loss
+	 * happens is sent again, go-back-N) */
+	return qp->type == IBV_QPT_RC &&
+	       xrxe_psn_cmp(qp->req.psn, xrxe_psn_add(qp->comp.psn, xrxe_tpi_rto_cwnd(qp))) >= 0;
+}
+
+/* ref/rxe.md §2.2: an AckReq at least every XRXE_TP_MAX_PKT_PER_ACK
+ * packets; twice per window when the window is smaller, so that ACKs keep
+ * coming while it is open. */
+static uint32_t ackreq_every(const struct xrxe_tp_qp *qp)
+{
+	uint32_t half = xrxe_tpi_rto_cwnd(qp) / 2;
+
+	return half < XRXE_TP_MAX_PKT_PER_ACK ? half : XRXE_TP_MAX_PKT_PER_ACK;
+}
+
+/* The packet of npsn PSNs at req.psn fills the window: ask for the ACK that
+ * opens it again (else only the Local ACK Timeout would). */
+static bool window_edge(const struct xrxe_tp_qp *qp, uint32_t npsn)
+{
+	return xrxe_psn_cmp(xrxe_psn_add(qp->req.psn, npsn),
+			    xrxe_psn_add(qp->comp.psn, xrxe_tpi_rto_cwnd(qp))) >= 0;
 }
 
 /* Build and send the packet at the requester's position. 0, -ENOBUFS (no
@@ -310,7 +390,9 @@ static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 	spec.payload_len = n;
 	/* ref/rxe.md §2.2: AckReq on the last packet of every message and at
 	 * least every XRXE_TP_MAX_PKT_PER_ACK packets; RC only. */
-	spec.ackreq = rc && (last || qp->req.pkts_no_ackreq + 1 >= XRXE_TP_MAX_PKT_PER_ACK);
+	spec.ackreq = rc && (last || qp->req.force_ackreq ||
+			     qp->req.pkts_no_ackreq + 1 >= ackreq_every(qp) ||
+			     window_edge(qp, npsn));
 	/* SE only on the last packet of a SEND or WRITE_WITH_IMM (IBA 9.2.3) */
 	spec.se = last && (w->wr.send_flags & IBV_SEND_SOLICITED) &&
 		  (w->wr.opcode == IBV_WR_SEND || w->wr.opcode == IBV_WR_SEND_WITH_IMM ||
@@ -336,7 +418,8 @@ static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 	xrxe_tpi_tx_finish(tp, qp, &tx);
 
 	qp->req.pkts_no_ackreq = spec.ackreq ? 0 : qp->req.pkts_no_ackreq + 1;
-	xrxe_tpi_rto_sent(qp, spec.psn, spec.ackreq);
+	xrxe_tpi_rto_sent(qp, spec.psn, npsn, spec.ackreq,
+			  rc && xrxe_psn_cmp(spec.psn, qp->req.psn_hi) < 0);
 	qp->req.psn = xrxe_psn_add(qp->req.psn, npsn);
 	if (xrxe_psn_cmp(qp->req.psn, qp->req.psn_hi) > 0)
 		qp->req.psn_hi = qp->req.psn;
@@ -349,13 +432,6 @@ static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 	return 0;
 }
 
-static bool window_full(const struct xrxe_tp_qp *qp)
-{
-	/* ref/rxe.md §2.1: at most 128 PSNs unacknowledged */
-	return qp->type == IBV_QPT_RC &&
-	       xrxe_psn_cmp(qp->req.psn,
-			    xrxe_psn_add(qp->comp.psn, XRXE_TP_MAX_UNACKED_PSNS)) >= 0;
-}
 
 /* Assign PSNs to a WQE that starts now; false if it must wait. */
 static bool req_start(struct xrxe_tp_qp *qp, struct tp_swqe *w)
@@ -391,6 +467,56 @@ static bool req_start(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 	return true;
 }
 
+/* Send the owed loss probes (rto.c): each an exact copy of what was sent at
+ * that PSN (a READ: the request for the rest of the response from there),
+ * with AckReq, leaving the go-back-N position where it was. false: wait
+ * (pacer, no buffer). IBA 9.7.5.1.x: a request the responder already
+ * executed is a duplicate it answers again (ACK, READ response replay,
+ * atomic result) without executing it twice. */
+static bool req_send_probes(struct xrxe_tp_qp *qp)
+{
+	struct tp_req saved = qp->req;
+	int err = 0;
+
+	while (qp->req.probes_owed) {
+		uint32_t psn = qp->req.probe_psn[0];
+		struct tp_swqe *w;
+
+		/* Acknowledged since it was queued: nothing to ask. */
+		if (xrxe_psn_cmp(psn, qp->comp.psn) < 0 ||
+		    xrxe_psn_cmp(psn, qp->req.psn_hi) >= 0)
+			goto next;
+		req_seek(qp, psn);
+		if (qp->req.wqe == qp->sq_fetch)
+			goto next;
+		w = xrxe_tpi_swqe(qp, qp->req.wqe);
+		if (w->state != TP_WQE_ACTIVE)
+			goto next;
+		if (!xrxe_tpi_cc_may_send(qp)) {
+			err = -ENOBUFS;
+			break;
+		}
+		qp->req.force_ackreq = true;
+		err = req_send_one(qp, w);
+		qp->req.force_ackreq = false;
+		if (err == -ENOBUFS)
+			break;
+		if (!err)
+			qp->info.probes++;
+next:
+		qp->req.psn = saved.psn;
+		qp->req.wqe = saved.wqe;
+		qp->req.off = saved.off;
+		qp->req.probe_psn[0] = qp->req.probe_psn[1];
+		qp->req.probes_owed--;
+	}
+	qp->req.psn = saved.psn;
+	qp->req.wqe = saved.wqe;
+	qp->req.off = saved.off;
+	qp->req.pkts_no_ackreq = saved.pkts_no_ackreq;
+	return err != -ENOBUFS;
+}
+
 /* BIND_MW and LOCAL_INV (IBA 10.6.7.2, 10.8.2.x): executed here, without a
  * packet, once every earlier WQE has completed (rxe fences LOCAL_INV the same
  * way; a bind waiting for earlier work is only stricter), then retired at
@@ -421,6 +547,11 @@ bool xrxe_tpi_req_run(struct xrxe_tp_qp *qp, unsigned budget)
 		return false;
 	if (qp->comp.rnr_deadline != XRXE_TP_NO_DEADLINE)
 		return false; /* waiting out an RNR NAK */
+	if (qp->req.probes_owed) {
+		if (!req_send_probes(qp))
+			return true;
+		did = true;
+	}
 	while (budget) {
 		struct tp_swqe *w;
 		int err;

@@ -791,6 +791,8 @@ static void resp_duplicate(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, ui
 			res->cur_va = va;
 			res->cur_left = len;
 			res->cur_first = true;
+			/* the response packets it asks for go out again */
+			qp->info.resent_packets += len > qp->mtu ? (len + qp->mtu - 1) / qp->mtu : 1;
 			if (!res->queued) {
 				if (rspq_full(r))
 					return;
@@ -935,6 +937,7 @@ void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 		if (d > 0) {
 			/* class B: NAK the expected PSN once, then drop
 			 * silently until it arrives (ref/rxe.md §2.3) */
+			qp->info.out_of_sequence++;
 			if (!r->nak_sent) {
 				r->nak_sent = true;
 				qp->info.seq_naks_sent++;

@@ -311,6 +311,7 @@ int xrxe_tp_qp_foreach(struct xrxe_tp *tp, int (*fn)(void *arg, const struct xrx
 		info.acked_psn = qp->comp.psn;
 		info.rq_psn = qp->resp.psn;
 		info.srtt_ns = qp->comp.srtt_ns;
+		info.cwnd = qp->type == IBV_QPT_RC ? xrxe_tpi_rto_cwnd(qp) : 0;
 		xrxe_tpi_cc_info(qp, &info); /* CC hook (cc.c) */
 		ret = fn(arg, &info);
 		if (ret)

@@ -39,9 +39,8 @@
  * a responder that reads its frames a few hundred microseconds late on a
  * shared core without firing; at 1 Gbit/s 2 ms is 60 frames of 4 KiB. */
 #define XRXE_TP_RTO_MIN_NS (2000ull * 1000)
-/* ...and outside a recovery only with this many PSNs outstanding or fewer
- * (a tail): a needless early retry then resends at most 16 packets. */
-#define XRXE_TP_RTO_TAIL_PSNS 16u
+/* The send window never shrinks below this many PSNs (rto.c). */
+#define XRXE_TP_CWND_MIN 16u
 
 /* Largest message (IBA 9.4.x: 2^31 bytes; rxe port max_msg_sz). */
 #define XRXE_TP_MAX_MSG (1u << 31)
@@ -203,6 +202,11 @@ struct tp_req {
 	uint32_t rd_atomic_out;  /* ACTIVE READ/atomic WQEs */
 	uint16_t ip_id;
 	bool drained_sent; /* SQD: IBV_EVENT_SQ_DRAINED raised */
+	/* Loss probes owed (rto.c): PSNs already sent, to be sent once more
+	 * with AckReq without moving the go-back-N position. */
+	uint8_t probes_owed;
+	uint32_t probe_psn[2];
+	bool force_ackreq; /* the packet being built is a probe */
 };
 
 struct tp_comp {
@@ -220,6 +224,23 @@ struct tp_comp {
 	uint32_t rtt_psn;
 	uint64_t rtt_sent_ns;
 	uint64_t srtt_ns, rttvar_ns; /* 0: no sample yet */
+	/* Loss recovery (rto.c): an episode starts when a loss is learnt
+	 * (NAK, read response gap, probe answer, timeout) and ends once
+	 * everything sent before it is acknowledged (comp.psn passes
+	 * recovery_hi). The send window halves once per episode and grows
+	 * back by one PSN per window acknowledged. cwnd 0: not yet set
+	 * (XRXE_TP_MAX_UNACKED_PSNS). */
+	bool recovery;
+	uint32_t recovery_hi;
+	uint32_t cwnd, cwnd_acc;
+	/* A probe round is open until everything sent before it is
+	 * acknowledged; if no loss was learnt meanwhile it was needless (a
+	 * slow responder) and the probe timer gets more slack (rto.c). */
+	bool probe_open;
+	uint32_t probe_hi;
+	uint64_t probe_recov; /* info.recoveries when it opened */
+	uint8_t slack;        /* the probe timer is rto << slack */
+	uint32_t slack_acc;   /* PSNs acknowledged since slack last changed */
 };
 
 struct tp_resp {
@@ -486,13 +507,21 @@ void xrxe_tpi_timer_arm_rexmit(struct xrxe_tp_qp *qp);
 void xrxe_tpi_timer_stop_rexmit(struct xrxe_tp_qp *qp);
 uint64_t xrxe_tpi_qp_deadline(const struct xrxe_tp_qp *qp);
 
-/* rto.c: adaptive retransmission. rto_sent after every RC packet sent;
- * rto_progress when comp.psn moved; rto_rewound on every rewind;
- * rto_expired once comp.fast_deadline is due (true: retry now). */
-void xrxe_tpi_rto_sent(struct xrxe_tp_qp *qp, uint32_t psn, bool ackreq);
-void xrxe_tpi_rto_progress(struct xrxe_tp_qp *qp);
+/* rto.c: loss probes and the send window. rto_sent after every RC packet
+ * sent (npsn: PSNs it takes; resent: sent before); rto_progress when comp.psn
+ * moved (by acked PSNs); rto_rewound on every rewind; rto_expired once
+ * comp.fast_deadline is due (true: probe now); rto_loss when a loss is
+ * learnt (starts a recovery episode); rto_cwnd: the send window in PSNs. */
+void xrxe_tpi_rto_sent(struct xrxe_tp_qp *qp, uint32_t psn, uint32_t npsn, bool ackreq,
+		       bool resent);
+void xrxe_tpi_rto_progress(struct xrxe_tp_qp *qp, uint32_t acked);
 void xrxe_tpi_rto_rewound(struct xrxe_tp_qp *qp);
 bool xrxe_tpi_rto_expired(struct xrxe_tp_qp *qp);
+void xrxe_tpi_rto_loss(struct xrxe_tp_qp *qp);
+uint32_t xrxe_tpi_rto_cwnd(const struct xrxe_tp_qp *qp);
+/* req.c: queue loss probes (rto.c): the oldest unacknowledged PSN and the
+ * newest sent, each once more with AckReq. */
+void xrxe_tpi_req_probe(struct xrxe_tp_qp *qp);
 
 /* srq.c: the WQE at the SRQ's consumer was copied out; advance the
  * consumer and raise the limit event if it is armed and the count fell

@@ -299,6 +299,15 @@ struct xrxe_tp_qp_info {
 	uint32_t cc_alpha;                   /* 10-bit fixed point, 1023 ~ 1.0 */
 	bool cc_limited;                     /* paced (got a CNP, not yet back at line rate) */
 	uint64_t cnps_sent, cnps_handled, ecn_marked;
+	/* Loss recovery (issue 19): requester packets sent again (go-back-N
+	 * resends, probes, READ requests for the rest of a response);
+	 * responder packets dropped for a PSN beyond the expected one
+	 * (after a loss: go-back-N's cost); recovery episodes (a loss learnt
+	 * from a NAK, a READ response gap, a probe's answer or a timeout, up
+	 * to when everything sent before it is acknowledged); loss probes
+	 * sent (rto.c); the send window in PSNs (RC; 0 for UC/UD). */
+	uint64_t resent_packets, out_of_sequence, recoveries, probes;
+	uint32_t cwnd;
 };
 
 /* Calls fn for every QP; stops early if fn returns non-zero. */

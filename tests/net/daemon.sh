@@ -380,7 +380,7 @@ if grep -qE "Sanitizer|runtime error" "$TMP"/*.log; then
 else
 	tap_ok "no sanitizer report from the daemons"
 fi
-# A was attached by the killed daemon: the restarted one found it attached and
-# leaves it (it did not attach it); xrxe detach cleans up.
+# A's program was loaded by the killed daemon; the restarted one adopted it
+# and removed it on SIGTERM. The detach is a safety net for a failed run.
 ns_exec "$NS_A" "$XRXE" detach "$IF_A" >/dev/null 2>&1
 exit $TAP_FAILED

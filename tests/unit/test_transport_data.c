@@ -539,6 +539,29 @@ Test(transport_data, soak, .timeout = 60)
 	}
 }
 
+/* Over a link that takes time (10 Gbit/s, 20 us each way) a window is in
+ * flight when a packet is lost, so the loss probes and the shrinking send
+ * window (src/transport/rto.c) are what recovers: every operation, across
+ * the PSN wrap, with loss, reordering and duplication both ways. */
+Test(transport_data, link_loss_reorder_dup_psn_wrap)
+{
+	uint32_t sizes[8];
+	unsigned m;
+
+	for (m = IBV_MTU_1024; m <= IBV_MTU_4096; m += 3) {
+		struct mix_cfg cfg = {
+			.seed = 400 + m, .mtu = (enum ibv_mtu)m, .psn_a = 0xffffff - 60,
+			.psn_b = 0xfffff8, .nops = 120, .sizes = sizes, .nsizes = 8,
+			.op_mask = ALL_OPS, .bidir = 40,
+			.pol = { .drop_ppm = 10000, .reorder_ppm = 5000, .dup_ppm = 5000,
+				 .link_bps = 10000000000ull, .link_delay_ns = 20000 },
+		};
+
+		sizes_for((enum ibv_mtu)m, sizes);
+		run_mix(&cfg);
+	}
+}
+
 Test(transport_data, drop10_multi_mb_bursts)
 {
 	static const uint32_t sizes[] = { 1u << 20, 777777, 65536 };

@@ -54,6 +54,12 @@ static bool fifo_pop(struct xrxe_tph_fifo *f, struct xrxe_tph_frame *fr)
 	return true;
 }
 
+/* Arrival time of the oldest frame, UINT64_MAX when empty. */
+static uint64_t fifo_head_due(const struct xrxe_tph_fifo *f)
+{
+	return f->head == f->tail ? UINT64_MAX : f->v[f->head % f->cap].due;
+}
+
 static void frame_free(struct xrxe_tph_frame *fr)
 {
 	unsigned i;
@@ -147,6 +153,16 @@ static void h_tx_submit(void *user, struct xrxe_tp_txbuf *buf)
 	h->sport[s->id] = (uint16_t)(pkt.frag[0].data[pkt.l4_off] << 8 | pkt.frag[0].data[pkt.l4_off + 1]);
 	if (pkt.opcode == XRXE_OPCODE(RC, ACKNOWLEDGE))
 		h->syndrome_count[s->id][xrxe_aeth_syndrome(xrxe_pkt_hdr(&pkt, XRXE_HDR_AETH))]++;
+	fr.due = h->now;
+	if (h->pol.link_bps || h->pol.link_delay_ns) {
+		uint64_t *free_at = &h->link_free[1 - s->id];
+		uint64_t start = *free_at > h->now ? *free_at : h->now;
+
+		*free_at = start + (h->pol.link_bps ? (uint64_t)fr.len * 8 * 1000000000ull /
+							       h->pol.link_bps
+						    : 0);
+		fr.due = *free_at + h->pol.link_delay_ns;
+	}
 	fifo_push(&h->q[1 - s->id], &fr);
 }
 
@@ -743,7 +759,9 @@ static bool wire_step(struct xrxe_tph *h)
 		size_t n = h->q[to].tail - h->q[to].head;
 		struct xrxe_tph_frame fr;
 
-		while (n-- && fifo_pop(&h->q[to], &fr)) {
+		/* Frames arrive in order of their due times (equal without a
+		 * link model); reordered ones keep theirs. */
+		while (n-- && fifo_head_due(&h->q[to]) <= h->now && fifo_pop(&h->q[to], &fr)) {
 			deliver(h, to, &fr);
 			did = true;
 		}
@@ -776,10 +794,17 @@ bool xrxe_tph_run(struct xrxe_tph *h, uint64_t max_ns)
 		d = xrxe_tp_next_deadline(h->side[0].tp);
 		if (xrxe_tp_next_deadline(h->side[1].tp) < d)
 			d = xrxe_tp_next_deadline(h->side[1].tp);
+		for (i = 0; i < 2; i++)
+			if (fifo_head_due(&h->q[i]) < d)
+				d = fifo_head_due(&h->q[i]);
 		if (d == UINT64_MAX)
 			return true;
-		if (d > end)
+		if (d > end) {
+			/* max_ns of virtual time passed with nothing due */
+			if (end > h->now)
+				h->now = end;
 			return false;
+		}
 		if (d > h->now)
 			h->now = d;
 	}

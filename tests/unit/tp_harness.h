@@ -39,6 +39,11 @@ struct xrxe_tph_policy {
 	 * congested switch would (congestion control tests). */
 	bool (*ce_mark)(void *arg, int from, const struct xrxe_pkt *pkt);
 	void *ce_mark_arg;
+	/* A link in each direction (0: the wire takes no time): a frame
+	 * leaves after the ones before it at link_bps and arrives
+	 * link_delay_ns later, so a window in flight takes time (loss
+	 * recovery tests). Applies from the next frame submitted. */
+	uint64_t link_bps, link_delay_ns;
 };
 
 struct xrxe_tph_side {
@@ -57,6 +62,7 @@ struct xrxe_tph_frame {
 	struct xrxe_frag frag[XRXE_MAX_FRAGS];
 	uint8_t nfrags;
 	uint32_t len;
+	uint64_t due; /* arrival time (policy link_bps / link_delay_ns) */
 };
 
 struct xrxe_tph_fifo {
@@ -77,6 +83,7 @@ struct xrxe_tph {
 	uint64_t opcode_count[2][256]; /* submitted frames per side and opcode */
 	uint64_t syndrome_count[2][256]; /* AETH syndromes of ACKNOWLEDGE frames sent */
 	uint16_t sport[2];             /* UDP source port of the last frame per side */
+	uint64_t link_free[2];         /* when the link towards side i is free again */
 	/* objects still alive, destroyed by xrxe_tph_fini */
 #define XRXE_TPH_MAX_OBJS 32
 	struct xrxe_tph_qp *qps[XRXE_TPH_MAX_OBJS];
