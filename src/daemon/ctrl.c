@@ -586,12 +586,16 @@ static int op_reg_mr(struct conn *c, const void *req, int *fds, struct reply *r)
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
-	if (!m->length || m->iova + m->length < m->iova)
+	/* Length 0: an MR of no bytes (the shim allows it only over device
+	 * memory, as mlx5 does); nothing to map, keys that reach nothing. */
+	if (m->iova + m->length < m->iova)
 		return -EINVAL;
 	mr = xrxe_ctrli_obj_new(c, OBJ_MR, sizeof(*mr), &err);
 	if (!mr)
 		return err;
-	err = xrxe_shm_map_mr(c->memfd, m->addr, m->length, (access & wr) != 0, &mr->map);
+	err = m->length ? xrxe_shm_map_mr(c->memfd, m->addr, m->length, (access & wr) != 0,
+					  &mr->map)
+			: 0;
 	if (err)
 		goto err_obj;
 	err = xrxe_tp_mr_reg(c->ctrl->cfg.tp, pd->pdn, mr->map.host, m->iova, m->length, access,

@@ -281,6 +281,12 @@ static struct ibv_context *open_device(struct ibv_device *device)
 	ctx->vctx.query_rt_values = xrxe_query_rt_values_op;
 	ctx->vctx.create_cq_ex = xrxe_create_cq_ex_op;
 	ctx->vctx.create_qp_ex = xrxe_create_qp_ex_op;
+	ctx->vctx.alloc_dm = xrxe_alloc_dm_op;
+	ctx->vctx.free_dm = xrxe_free_dm_op;
+	ctx->vctx.reg_dm_mr = xrxe_reg_dm_mr_op;
+	ctx->vctx.alloc_td = xrxe_alloc_td_op;
+	ctx->vctx.dealloc_td = xrxe_dealloc_td_op;
+	ctx->vctx.alloc_parent_domain = xrxe_alloc_parent_domain_op;
 	return c;
 
 fail_pipe:

@@ -215,8 +215,11 @@ static void cqx_read_tm_info(struct ibv_cq_ex *c, struct ibv_wc_tm_info *tm)
 
 /* --- create / destroy / resize -------------------------------------------------- */
 
+/* domain: the parent domain whose allocator the CQ's memory comes from, or
+ * NULL (domain.c). */
 static struct xrxe_cq *cq_create(struct ibv_context *context, int cqe, void *cq_context,
-				 struct ibv_comp_channel *channel, int comp_vector)
+				 struct ibv_comp_channel *channel, int comp_vector,
+				 struct ibv_pd *domain)
 {
 	struct xrxe_context *ctx = to_xctx(context);
 	struct xrxe_ctrl_create_cq req;
@@ -230,9 +233,10 @@ static struct xrxe_cq *cq_create(struct ibv_context *context, int cqe, void *cq_
 	    comp_vector >= context->num_comp_vectors ||
 	    (channel && channel->context != context))
 		return xrxe_null_errno(EINVAL);
-	cq = calloc(1, sizeof(*cq));
+	cq = xrxe_domain_alloc(domain, sizeof(*cq), XRXE_DOMAIN_RES_CQ);
 	if (!cq)
 		return xrxe_null_errno(ENOMEM);
+	cq->domain = domain;
 	memset(&req, 0, sizeof(req));
 	req.cqe = (uint32_t)cqe;
 	req.channel = channel ? xrxe_container_of(channel, struct xrxe_channel, ch)->handle
@@ -275,14 +279,14 @@ static struct xrxe_cq *cq_create(struct ibv_context *context, int cqe, void *cq_
 fail_destroy:
 	xrxe_ctrl_destroy(ctx, XRXE_CTRL_DESTROY_CQ, rep.handle);
 fail:
-	free(cq);
+	xrxe_domain_free(domain, cq, XRXE_DOMAIN_RES_CQ);
 	return xrxe_null_errno(-ret);
 }
 
 struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 			     struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct xrxe_cq *cq = cq_create(context, cqe, cq_context, channel, comp_vector);
+	struct xrxe_cq *cq = cq_create(context, cqe, cq_context, channel, comp_vector, NULL);
 
 	return cq ? ibv_cq_ex_to_cq(&cq->cqx) : NULL;
 }
@@ -290,6 +294,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 struct ibv_cq_ex *xrxe_create_cq_ex_op(struct ibv_context *context,
 				       struct ibv_cq_init_attr_ex *attr)
 {
+	struct ibv_pd *domain = NULL;
 	struct xrxe_cq *cq;
 
 	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD))
@@ -299,9 +304,16 @@ struct ibv_cq_ex *xrxe_create_cq_ex_op(struct ibv_context *context,
 	if (attr->cqe > INT32_MAX)
 		return xrxe_null_errno(EINVAL);
 	/* IBV_CREATE_CQ_ATTR_SINGLE_THREADED / IGNORE_OVERRUN are hints. A
-	 * parent domain (IBV_CQ_INIT_ATTR_MASK_PD) changes nothing here. */
+	 * parent domain (IBV_CQ_INIT_ATTR_MASK_PD) gives the CQ's memory its
+	 * allocator; it must be one (ibv_create_cq_ex(3)), of this context. */
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		if (!attr->parent_domain || attr->parent_domain->context != context ||
+		    !xrxe_container_of(attr->parent_domain, struct xrxe_pd, pd)->protection)
+			return xrxe_null_errno(EINVAL);
+		domain = attr->parent_domain;
+	}
 	cq = cq_create(context, (int)attr->cqe, attr->cq_context, attr->channel,
-		       (int)attr->comp_vector);
+		       (int)attr->comp_vector, domain);
 	if (!cq)
 		return NULL;
 	cq->wc_flags = attr->wc_flags;
@@ -357,7 +369,7 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 	pthread_spin_destroy(&cq->lock);
 	pthread_mutex_destroy(&ibcq->mutex);
 	pthread_cond_destroy(&ibcq->cond);
-	free(cq);
+	xrxe_domain_free(cq->domain, cq, XRXE_DOMAIN_RES_CQ);
 	return 0;
 }
 

@@ -47,6 +47,15 @@ static uint64_t reg_iova(unsigned int access, uint64_t iova)
 struct ibv_mr *xrxe_reg_mr_common(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 				  unsigned int access)
 {
+	/* The kernel's ib_umem_get refuses a region of no pages. */
+	if (length == 0)
+		return xrxe_null_errno(EINVAL);
+	return xrxe_reg_mr_region(pd, addr, length, iova, access);
+}
+
+struct ibv_mr *xrxe_reg_mr_region(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+				  unsigned int access)
+{
 	struct xrxe_context *ctx = to_xctx(pd->context);
 	struct xrxe_ctrl_reg_mr req;
 	struct xrxe_ctrl_reg_mr_reply rep;
@@ -56,13 +65,11 @@ struct ibv_mr *xrxe_reg_mr_common(struct ibv_pd *pd, void *addr, size_t length, 
 	ret = check_access(&access);
 	if (ret)
 		return xrxe_null_errno(-ret);
-	if (length == 0)
-		return xrxe_null_errno(EINVAL);
 
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return xrxe_null_errno(ENOMEM);
-	ret = xrxe_remap_acquire(addr, length);
+	ret = length ? xrxe_remap_acquire(addr, length) : 0;
 	if (ret) {
 		free(mr);
 		return xrxe_null_errno(-ret);
@@ -76,7 +83,8 @@ struct ibv_mr *xrxe_reg_mr_common(struct ibv_pd *pd, void *addr, size_t length, 
 	ret = xrxe_conn_call(&ctx->conn, XRXE_CTRL_REG_MR, &req, sizeof(req), NULL, 0, &rep,
 			     sizeof(rep), NULL, NULL);
 	if (ret) {
-		xrxe_remap_release(addr, length);
+		if (length)
+			xrxe_remap_release(addr, length);
 		free(mr);
 		return xrxe_null_errno(-ret);
 	}
@@ -118,7 +126,10 @@ int ibv_dereg_mr(struct ibv_mr *ibmr)
 	ret = xrxe_ctrl_destroy(to_xctx(ibmr->context), XRXE_CTRL_DEREG_MR, ibmr->handle);
 	if (ret)
 		return -ret;
-	xrxe_remap_release(mr->remap_addr, mr->remap_len);
+	if (mr->remap_len)
+		xrxe_remap_release(mr->remap_addr, mr->remap_len);
+	if (mr->dm_mrs)
+		atomic_fetch_sub(mr->dm_mrs, 1);
 	free(mr);
 	return 0;
 }
@@ -143,6 +154,11 @@ int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, 
 	if (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED || (trans && (!length || !addr)) ||
 	    (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS)) ||
 	    ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->context != ibmr->context))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	/* A device-memory MR has no application address to move to. */
+	if (trans && mr->dm_mrs) {
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}

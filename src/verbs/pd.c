@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Protection domains: a daemon handle each; nothing else lives here. */
+/* Protection domains: a daemon handle each (parent domains: domain.c). */
 #include "verbs/shim.h"
 
 #include <stdlib.h>
@@ -28,8 +28,16 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 
 int ibv_dealloc_pd(struct ibv_pd *pd)
 {
+	struct xrxe_pd *xpd = xrxe_container_of(pd, struct xrxe_pd, pd);
+	int ret;
+
+	if (xpd->protection)
+		return xrxe_dealloc_parent_domain(xpd);
+	/* As the kernel counts them: parent domains hold their PD. */
+	if (atomic_load(&xpd->parents))
+		return EBUSY;
 	/* EBUSY from the daemon while MRs, QPs, AHs or SRQs still use it. */
-	int ret = xrxe_ctrl_destroy(to_xctx(pd->context), XRXE_CTRL_DEALLOC_PD, pd->handle);
+	ret = xrxe_ctrl_destroy(to_xctx(pd->context), XRXE_CTRL_DEALLOC_PD, pd->handle);
 
 	if (ret)
 		return -ret;

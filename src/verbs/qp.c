@@ -686,7 +686,7 @@ static struct ibv_qp *qp_create(struct ibv_context *context, struct ibv_qp_init_
 	    a->cap.max_send_sge > XRXE_MAX_SGE || a->cap.max_recv_sge > XRXE_MAX_SGE ||
 	    a->cap.max_inline_data > XRXE_MAX_INLINE)
 		return xrxe_null_errno(EINVAL);
-	qp = calloc(1, sizeof(*qp));
+	qp = xrxe_domain_alloc(a->pd, sizeof(*qp), XRXE_DOMAIN_RES_QP);
 	if (!qp)
 		return xrxe_null_errno(ENOMEM);
 
@@ -758,7 +758,7 @@ fail_unmap:
 fail_destroy:
 	xrxe_ctrl_destroy(ctx, XRXE_CTRL_DESTROY_QP, rep.handle);
 fail:
-	free(qp);
+	xrxe_domain_free(a->pd, qp, XRXE_DOMAIN_RES_QP);
 	return xrxe_null_errno(-ret);
 }
 
@@ -924,7 +924,7 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 		xrxe_wq_unmap(&qp->rq);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
-	free(qp);
+	xrxe_domain_free(ibqp->pd, qp, XRXE_DOMAIN_RES_QP);
 	return 0;
 }
 

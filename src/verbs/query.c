@@ -84,6 +84,7 @@ int xrxe_query_device_ex_op(struct ibv_context *context, const struct ibv_query_
 	ex.completion_timestamp_mask = UINT64_MAX;
 	ex.hca_core_clock = 1000000; /* kHz */
 	ex.phys_port_cnt_ex = s.dev_attr.phys_port_cnt;
+	ex.max_dm_size = XRXE_DM_MAX_BYTES; /* per context: dm.c */
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
 	if (attr_size > sizeof(ex))
 		memset((char *)attr + sizeof(ex), 0, attr_size - sizeof(ex));

@@ -120,6 +120,7 @@ struct xrxe_context {
 	pthread_mutex_t obj_lock;
 	struct xrxe_obj *objs;
 	bool fatal_reported; /* the daemon went away: one IBV_EVENT_DEVICE_FATAL */
+	_Atomic uint64_t dm_bytes; /* device memory held (dm.c) */
 	struct verbs_context vctx; /* &vctx.context is what the application sees */
 };
 
@@ -193,13 +194,45 @@ int xrxe_post_recv_ring(struct xrxe_wq *q, struct ibv_recv_wr *wr, struct ibv_re
 /* --- objects ------------------------------------------------------------------------- */
 struct xrxe_pd {
 	struct ibv_pd pd;
+	/* A parent domain (domain.c): the PD it wraps (whose handle it
+	 * carries), its thread domain and allocators. NULL for a plain PD. */
+	struct xrxe_pd *protection;
+	struct ibv_td *td;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
+		       uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+	void *pd_context;
+	_Atomic uint32_t parents; /* a PD: parent domains over it */
+	_Atomic uint32_t objects; /* a parent domain: objects from its allocator */
 };
+
+/* domain.c: the memory of a QP, CQ or SRQ, from its parent domain's
+ * allocator when it has one (pd may be NULL or a plain PD: calloc). The
+ * resource type passed to the allocator: rdma_driver_id in the upper 32 bits
+ * (xrxe has none: RDMA_DRIVER_UNKNOWN, 0), ours below. */
+enum { XRXE_DOMAIN_RES_QP = 1, XRXE_DOMAIN_RES_CQ = 2, XRXE_DOMAIN_RES_SRQ = 3 };
+#define XRXE_DOMAIN_RESOURCE(r) ((uint64_t)(r))
+void *xrxe_domain_alloc(struct ibv_pd *pd, size_t size, uint32_t resource);
+void xrxe_domain_free(struct ibv_pd *pd, void *p, uint32_t resource);
+int xrxe_dealloc_parent_domain(struct xrxe_pd *pd);
+struct ibv_pd *xrxe_alloc_parent_domain_op(struct ibv_context *context,
+					   struct ibv_parent_domain_init_attr *attr);
+struct ibv_td *xrxe_alloc_td_op(struct ibv_context *context, struct ibv_td_init_attr *attr);
+int xrxe_dealloc_td_op(struct ibv_td *td);
+
+/* dm.c: device memory, at most this much per context (max_dm_size). */
+#define XRXE_DM_MAX_BYTES (256u * 1024)
+struct ibv_dm *xrxe_alloc_dm_op(struct ibv_context *context, struct ibv_alloc_dm_attr *attr);
+int xrxe_free_dm_op(struct ibv_dm *dm);
+struct ibv_mr *xrxe_reg_dm_mr_op(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset,
+				 size_t length, unsigned int access);
 
 struct xrxe_mr {
 	struct ibv_mr mr;
 	void *remap_addr; /* what mr_remap acquired */
 	size_t remap_len;
 	uint64_t iova;    /* the address remote peers use */
+	_Atomic uint32_t *dm_mrs; /* over device memory: its MR count (dm.c) */
 };
 
 struct xrxe_channel {
@@ -220,6 +253,7 @@ struct xrxe_cq {
 	uint32_t events_reported;
 	uint32_t empty_polls; /* see daemon_gone() in cq.c */
 	bool gone_reported;   /* the "daemon is gone" line was printed */
+	struct ibv_pd *domain; /* the parent domain its memory came from, or NULL */
 };
 
 static inline struct xrxe_cq *to_xcq(struct ibv_cq *cq)
@@ -306,6 +340,10 @@ XRXE_API int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, u
 
 /* Thin internal helpers shared by files. */
 struct ibv_mr *xrxe_reg_mr_common(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+				  unsigned int access);
+/* The same without the refusal of length 0: a device-memory MR may be empty
+ * (dm.c; rdma-core's tests register one, as mlx5 allows). */
+struct ibv_mr *xrxe_reg_mr_region(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 				  unsigned int access);
 struct ibv_ah *xrxe_create_ah_common(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int xrxe_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, const struct ibv_wc *wc,

@@ -21,7 +21,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init
 	if (init->attr.max_wr == 0 || init->attr.max_wr > XRXE_MAX_QP_WR ||
 	    init->attr.max_sge > XRXE_MAX_SGE)
 		return xrxe_null_errno(EINVAL);
-	srq = calloc(1, sizeof(*srq));
+	srq = xrxe_domain_alloc(pd, sizeof(*srq), XRXE_DOMAIN_RES_SRQ);
 	if (!srq)
 		return xrxe_null_errno(ENOMEM);
 	memset(&req, 0, sizeof(req));
@@ -58,7 +58,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init
 fail_destroy:
 	xrxe_ctrl_destroy(ctx, XRXE_CTRL_DESTROY_SRQ, rep.handle);
 fail:
-	free(srq);
+	xrxe_domain_free(pd, srq, XRXE_DOMAIN_RES_SRQ);
 	return xrxe_null_errno(-ret);
 }
 
@@ -106,7 +106,7 @@ int ibv_destroy_srq(struct ibv_srq *ibsrq)
 	xrxe_wq_unmap(&srq->rq);
 	pthread_mutex_destroy(&ibsrq->mutex);
 	pthread_cond_destroy(&ibsrq->cond);
-	free(srq);
+	xrxe_domain_free(ibsrq->pd, srq, XRXE_DOMAIN_RES_SRQ);
 	return 0;
 }
 

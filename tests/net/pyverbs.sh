@@ -77,4 +77,18 @@ if [ -x "$PROG" ]; then
 else
 	tap_fail "$PROG is built (make)"
 fi
+# Device memory and parent/thread domains: limits, reference rules, traffic
+# into device memory, the allocators serving the objects.
+PROG=$BDIR/tests/verbs/dm_domain
+if [ -x "$PROG" ]; then
+	out=$(ns_exec "$NS_A" timeout 60 "$XRXE" run -- "$PROG" "xrxe_$IF_A" 1 2>&1)
+	rc=$?
+	grep -E '^(ok|not ok) - ' <<<"$out"
+	if [ $rc -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
+		tap_fail "dm_domain exited with status $rc"
+		tap_diag "$(tail -20 <<<"$out")"
+	fi
+else
+	tap_fail "$PROG is built (make)"
+fi
 exit 0
