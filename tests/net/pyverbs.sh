@@ -4,7 +4,8 @@
 # two QPs of the one device talking through the daemon's loopback. Checks
 # queries, RC/UC/UD traffic, memory windows type 1 and 2, invalidation,
 # ATOMIC_WRITE, rereg and extended-CQ polling (see the .py for the list);
-# then tests/verbs/flush_loopback (ibv_wr_flush, which pyverbs 44 lacks).
+# then tests/verbs/flush_loopback (ibv_wr_flush, which pyverbs 44 lacks) and
+# tests/verbs/dm_domain (device memory, parent and thread domains).
 #
 #   tests/net/pyverbs.sh       (BUILD=build-san etc. to test another build)
 set -u
@@ -63,32 +64,25 @@ if [ $rc -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
 	tap_diag "$(tail -20 <<<"$out")"
 	tap_diag "$(tail -20 "$TMP/xrxed.log")"
 fi
+# verbs_prog NAME: tests/verbs/NAME on the device, its TAP lines folded in.
+verbs_prog() {
+	local prog=$BDIR/tests/verbs/$1 out rc
+	if [ ! -x "$prog" ]; then
+		tap_fail "$prog is built (make)"
+		return
+	fi
+	out=$(ns_exec "$NS_A" timeout 60 "$XRXE" run -- "$prog" "xrxe_$IF_A" 1 2>&1)
+	rc=$?
+	grep -E '^(ok|not ok) - ' <<<"$out"
+	if [ $rc -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
+		tap_fail "$1 exited with status $rc"
+		tap_diag "$(tail -20 <<<"$out")"
+	fi
+}
 # FLUSH: pyverbs 44 cannot express it (rdma-core >= 45 added ibv_wr_flush), so
 # a small libibverbs program does, on the same device.
-PROG=$BDIR/tests/verbs/flush_loopback
-if [ -x "$PROG" ]; then
-	out=$(ns_exec "$NS_A" timeout 60 "$XRXE" run -- "$PROG" "xrxe_$IF_A" 1 2>&1)
-	rc=$?
-	grep -E '^(ok|not ok) - ' <<<"$out"
-	if [ $rc -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
-		tap_fail "flush_loopback exited with status $rc"
-		tap_diag "$(tail -20 <<<"$out")"
-	fi
-else
-	tap_fail "$PROG is built (make)"
-fi
+verbs_prog flush_loopback
 # Device memory and parent/thread domains: limits, reference rules, traffic
 # into device memory, the allocators serving the objects.
-PROG=$BDIR/tests/verbs/dm_domain
-if [ -x "$PROG" ]; then
-	out=$(ns_exec "$NS_A" timeout 60 "$XRXE" run -- "$PROG" "xrxe_$IF_A" 1 2>&1)
-	rc=$?
-	grep -E '^(ok|not ok) - ' <<<"$out"
-	if [ $rc -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
-		tap_fail "dm_domain exited with status $rc"
-		tap_diag "$(tail -20 <<<"$out")"
-	fi
-else
-	tap_fail "$PROG is built (make)"
-fi
+verbs_prog dm_domain
 exit 0
