@@ -26,7 +26,7 @@
 #pragma GCC visibility pop
 
 /* verbs.h turns these into macros around inline helpers; we define the real
- * exported functions (ref/verbs-abi.md §5.3 pitfall 5). */
+ * exported functions (docs/facts/verbs-abi.md §5.3 pitfall 5). */
 #undef ibv_query_port
 #undef ibv_reg_mr
 #undef ibv_reg_mr_iova
