@@ -40,7 +40,7 @@ LIBS_DAEMON := -lxdp -lbpf -lelf -lz -lmnl
 
 # --- BPF ---------------------------------------------------------------------
 # Debian keeps asm/ under the multiarch path, which clang -target bpf does not
-# search (ref/afxdp.md pitfall 14).
+# search (docs/facts/afxdp.md pitfall 14).
 ARCH_INC := /usr/include/$(shell $(CC) -print-multiarch)
 BPF_CFLAGS := -O2 -g -Wall -Werror -target bpf -Iinclude -I$(ARCH_INC)
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

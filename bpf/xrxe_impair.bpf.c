@@ -223,7 +223,7 @@ static __always_inline bool corrupt(struct __sk_buff *skb, const struct frame *f
  * a link of rate ecn_rate would still have queued. Every frame leaving adds its
  * length; time drains rate bytes per second. Returns the backlog the frame
  * found in front of it, which is what a switch's CP rule compares with
- * Kmin/Kmax (ref/dcqcn.md §1.1: the instantaneous egress byte count).
+ * Kmin/Kmax (docs/facts/dcqcn.md §1.1: the instantaneous egress byte count).
  *
  * Shared by every CPU, updated under a bpf_spin_lock rather than with atomics:
  * the update reads three fields (backlog, last_ns, rem) and writes four
@@ -276,7 +276,7 @@ static __always_inline __u64 phantom_enqueue(const struct xrxe_impair_cfg *cfg, 
 	return ahead;
 }
 
-/* DCQCN CP rule (ref/dcqcn.md §1.1, HPCC switch-mmu.cc ShouldSendCN):
+/* DCQCN CP rule (docs/facts/dcqcn.md §1.1, HPCC switch-mmu.cc ShouldSendCN):
  * q <= Kmin never; Kmin < q <= Kmax with p = Pmax (q - Kmin) / (Kmax - Kmin);
  * q > Kmax always. */
 static __always_inline bool cp_should_mark(const struct xrxe_impair_cfg *cfg, __u64 q)
@@ -296,7 +296,7 @@ static __always_inline bool cp_should_mark(const struct xrxe_impair_cfg *cfg, __
 /* ECT(0)/ECT(1) -> CE. IPv4 keeps its header checksum right with an
  * incremental update (RFC 1624) of the 16-bit word holding the TOS; IPv6 has
  * no header checksum, and neither the UDP pseudo-header nor the RoCEv2 ICRC
- * covers the ECN bits (the ICRC masks TOS/traffic class, ref/dcqcn.md §2.1). */
+ * covers the ECN bits (the ICRC masks TOS/traffic class, docs/facts/dcqcn.md §2.1). */
 static __always_inline bool set_ce(struct __sk_buff *skb, const struct frame *f)
 {
 	if (!f->ipv6) {

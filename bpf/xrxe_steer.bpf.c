@@ -14,7 +14,7 @@
  * SEC("xdp.frags"): the program accepts multi-buffer frames. That is what lets
  * it attach in native mode on a veth whose peer MTU exceeds 3506 and what a
  * path MTU of 4096 needs (4200-byte frames span two AF_XDP chunks;
- * ref/afxdp.md pitfalls 3 and 4). Headers are read from the linear part, which
+ * docs/facts/afxdp.md pitfalls 3 and 4). Headers are read from the linear part, which
  * always starts the frame; the BTH is read with bpf_xdp_load_bytes() so it is
  * found even if a driver splits the frame right after the UDP header.
  *

@@ -10,6 +10,13 @@
 
 RDMACM_SRCS := $(wildcard src/rdmacm/*.c)
 RDMACM_OBJS := $(call obj,$(RDMACM_SRCS))
+# src/shim/: logging and the control-connection client the two shims share,
+# compiled into an object of this library's own so that its log lines carry
+# its name (XRXE_SHIM_LIB).
+RDMACM_OBJS += $(BUILD)/obj/shim/librdmacm/ctrl.o
+$(BUILD)/obj/shim/librdmacm/%.o: src/shim/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DXRXE_SHIM_LIB='"librdmacm"' -MMD -MP -c $< -o $@
 RDMACM_MAP := src/rdmacm/librdmacm.map
 RDMACM_LIB := $(BUILD)/lib/xrxe/librdmacm.so.1
 

@@ -8,6 +8,13 @@
 
 VERBS_SRCS := $(wildcard src/verbs/*.c)
 VERBS_OBJS := $(call obj,$(VERBS_SRCS))
+# src/shim/: logging and the control-connection client the two shims share,
+# compiled into an object of this library's own so that its log lines carry
+# its name (XRXE_SHIM_LIB).
+VERBS_OBJS += $(BUILD)/obj/shim/libibverbs/ctrl.o
+$(BUILD)/obj/shim/libibverbs/%.o: src/shim/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DXRXE_SHIM_LIB='"libibverbs"' -MMD -MP -c $< -o $@
 VERBS_MAP := src/verbs/libibverbs.map
 VERBS_LIB := $(BUILD)/lib/xrxe/libibverbs.so.1
 

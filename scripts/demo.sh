@@ -60,7 +60,7 @@ for side in "$A xd-a $IP_A fd99::1" "$B xd-b $IP_B fd99::2"; do
 	ip -n "$1" addr add "$3/24" dev "$2"
 	ip -n "$1" addr add "$4/64" dev "$2" nodad
 	# veth's default noqueue drops AF_XDP frames silently under load; a
-	# qdisc makes it push back instead (ref/afxdp.md pitfall 6).
+	# qdisc makes it push back instead (docs/facts/afxdp.md pitfall 6).
 	ip netns exec "$1" tc qdisc replace dev "$2" root pfifo
 done
 

@@ -4,7 +4,7 @@
  * the shared device page, and the layout of the shared-memory rings (SQ, RQ,
  * SRQ, CQ) and their elements.
  *
- * Ownership (the rxe model, ref/rxe.md §4): the daemon creates every shared
+ * Ownership (the rxe model, docs/facts/rxe.md §4): the daemon creates every shared
  * region (memfd) and passes it with SCM_RIGHTS; the shim maps it. Rings carry
  * masked u32 indices on separate 128-byte lines; the party that owns an index
  * keeps a private copy and only publishes it; the other party masks whatever
@@ -54,13 +54,13 @@
 #define XRXE_MAX_CTRL_FDS 4       /* largest SCM_RIGHTS array */
 
 /* ---------------------------------------------------------------------------
- * Rings (ref/rxe.md §4.1: rdma-core's struct rxe_queue_buf layout)
+ * Rings (docs/facts/rxe.md §4.1: rdma-core's struct rxe_queue_buf layout)
  *
  * Capacity is nslots - 1: empty when producer == consumer, full when
  * (producer + 1) & index_mask == consumer. Element i lives at
  * data + (i << log2_elem_size). Indices are stored masked.
  *
- * Ordering (ref/rxe.md §4.2): the producer writes the element, then
+ * Ordering (docs/facts/rxe.md §4.2): the producer writes the element, then
  * store-release the producer index; the consumer load-acquires the producer
  * index, reads the element, then store-releases the consumer index.
  * ------------------------------------------------------------------------- */
@@ -370,7 +370,7 @@ struct xrxe_ctrl_handle {
 
 /* ALLOC_PD request: struct xrxe_ctrl_hdr alone; reply: struct xrxe_ctrl_handle. */
 
-/* REG_MR. Registered memory (DESIGN.md "Shared memory"): the shim backs the
+/* REG_MR. Registered memory (docs/architecture.md "Shared memory"): the shim backs the
  * pages of [addr, addr+length) with its process's memfd at file offset = the
  * page's virtual address (copy contents, mmap MAP_SHARED|MAP_FIXED over the
  * same addresses, MADV_DONTFORK), so one sparse memfd serves every MR of the
@@ -473,7 +473,7 @@ struct xrxe_ctrl_create_qp_reply {
 };
 
 /* MODIFY_QP: attributes as rdma-core passes them. The daemon validates the
- * transition (IBA 10.3, ref/rxe.md §2.11) and resolves the address vector
+ * transition (IBA 10.3, docs/facts/rxe.md §2.11) and resolves the address vector
  * (GID -> IP, route, neighbour MAC) at INIT->RTR. Reply: the bare header.
  * A transition to RESET empties the QP's rings: the daemon stores 0 into both
  * indices of the SQ and RQ before replying, and the shim reloads its private

@@ -8,7 +8,7 @@
  * tests check it against frames captured from the Linux kernel's rxe driver.
  *
  * References: IBA Vol. 1 ch. 9 (BTH and extended headers), Annex A17 (RoCEv2);
- * ../shared/ref/rxe.md §1 (rxe's layout and ICRC algorithm, with test vectors).
+ * docs/facts/rxe.md §1 (rxe's layout and ICRC algorithm, with test vectors).
  */
 #ifndef XRXE_WIRE_H
 #define XRXE_WIRE_H

@@ -2,7 +2,7 @@
 /*
  * The connection manager: the IB CM protocol on QP1 (IBA chapter 12) and the
  * rdma_cm layer above it (port spaces, IP service IDs, the cma header), as a
- * sans-I/O state machine like the transport (DESIGN.md; docs/rdmacm.md).
+ * sans-I/O state machine like the transport (docs/architecture.md; docs/rdmacm.md).
  *
  * Inputs:  CM MADs received on QP1 (with the address vector to answer them
  *          on), the requests of the librdmacm shim (bind, listen, connect,

@@ -48,7 +48,7 @@ uint32_t xrxe_devpage_size(const struct xrxe_devpage *dp);
 struct xrxe_dev_page *xrxe_devpage_page(struct xrxe_devpage *dp);
 
 /* IB MTU for a netdev MTU, as rxe: eth_mtu_int_to_enum(mtu - 80), 256 at least
- * (ref/rxe.md §3.1: 1500 -> 1024, 4200 -> 4096, 9000 -> 4096). */
+ * (docs/facts/rxe.md §3.1: 1500 -> 1024, 4200 -> 4096, 9000 -> 4096). */
 enum ibv_mtu xrxe_devpage_ib_mtu(uint32_t netdev_mtu);
 static inline uint32_t xrxe_ib_mtu_bytes(enum ibv_mtu mtu)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared memory between the daemon and applications (abi.h, DESIGN.md "Shared
+ * Shared memory between the daemon and applications (abi.h, docs/architecture.md "Shared
  * memory"): memfd-backed rings the daemon creates and passes to the shim, and
  * windows of the application's registered-memory memfd the daemon maps to
  * reach registered buffers without a bounce copy.

@@ -17,7 +17,7 @@
  *   - xrxe_tp_poll (new WQEs, responses, timers), TX submitted in batches and
  *     kicked once per pass;
  *   - spin while there is work (a wake-up costs tens of µs in this VM,
- *     ref/afxdp.md §6) and 50 µs after it -- only 10 µs once we have been
+ *     docs/facts/afxdp.md §6) and 50 µs after it -- only 10 µs once we have been
  *     preempted in the last second, i.e. share the core with a runnable
  *     task such as a busy-polling application -- then the sleep protocol of
  *     abi.h: publish daemon_sleeping, full fence, re-check the send queues, epoll_wait on
@@ -70,7 +70,7 @@
 #define NS_PER_US 1000ull
 #define NS_PER_MS (1000ull * 1000)
 /* Keep spinning this long after the last piece of work (a sleep/wake-up round
- * trip costs 20-70 µs here, ref/afxdp.md §6)... */
+ * trip costs 20-70 µs here, docs/facts/afxdp.md §6)... */
 #define SPIN_NS (50 * NS_PER_US)
 /* ...but only this long while another task wants our CPU (we were preempted
  * recently): an application that busy-polls its CQ or buffer on the same
@@ -95,7 +95,7 @@
  * SCHED_FIFO task that spins starves every normal task on its CPU; an ACK
  * ends the nap at once (the AF_XDP socket is in the epoll set), and a WQE
  * posted during it -- the shim sees daemon_sleeping 0 and does not ring --
- * waits no longer than a doorbell's wake-up would take (ref/afxdp.md §6). */
+ * waits no longer than a doorbell's wake-up would take (docs/facts/afxdp.md §6). */
 #define RT_NAP_NS (50 * NS_PER_US)
 /* TX completions outstanding: look again this soon. */
 #define TX_REAP_NS (100 * NS_PER_US)
@@ -1416,7 +1416,7 @@ static int daemon_setup(struct daemon *d)
 			.xsks_map_fd = d->maps.xsks_fd,
 			.mode = XRXE_XSK_MODE_AUTO,
 			/* Frames larger than one chunk's first buffer need XDP_USE_SG
-			 * (ref/afxdp.md pitfall 4). */
+			 * (docs/facts/afxdp.md pitfall 4). */
 			.multi_buffer = d->mtu + XRXE_ETH_HLEN + XRXE_VLAN_HLEN > 3840,
 		};
 

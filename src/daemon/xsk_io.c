@@ -52,7 +52,7 @@
 
 #define XSK_CHUNK_SIZE 4096u
 /* In copy mode the kernel leaves XDP_PACKET_HEADROOM in front of every RX
- * buffer, so one chunk carries at most 3840 bytes (ref/afxdp.md pitfall 4). */
+ * buffer, so one chunk carries at most 3840 bytes (docs/facts/afxdp.md pitfall 4). */
 #define XSK_RX_BUF_CAP (XSK_CHUNK_SIZE - XDP_PACKET_HEADROOM)
 
 #define XSK_DEFAULT_FRAMES 16384u
@@ -153,7 +153,7 @@ static bool has_cap_ipc_lock(void)
 
 /* Default UMEM size. Without CAP_IPC_LOCK the pinned UMEM is charged to the
  * user's RLIMIT_MEMLOCK (8 MiB on the test VM; a larger UMEM fails with
- * ENOBUFS, ref/afxdp.md pitfall 9), and the charge is per user, not per
+ * ENOBUFS, docs/facts/afxdp.md pitfall 9), and the charge is per user, not per
  * process: take half of the limit so a second socket of the same user fits. */
 static uint32_t default_frame_count(void)
 {

@@ -3,11 +3,11 @@
  * AF_XDP I/O layer: one UMEM and one XDP socket per (interface, RX queue), built
  * on libxdp's xsk API with xrxe's own steering program (libxdp's default program
  * is inhibited: it would redirect every frame of the queue, ARP and ping
- * included; ref/afxdp.md pitfall 10).
+ * included; docs/facts/afxdp.md pitfall 10).
  *
  * Frames may span several UMEM chunks (XDP_USE_SG): a 4200-byte frame (path
  * MTU 4096) does not fit a 4096-byte chunk, whose first buffer holds at most
- * 3840 bytes in copy mode (ref/afxdp.md pitfall 4).
+ * 3840 bytes in copy mode (docs/facts/afxdp.md pitfall 4).
  *
  * Single-threaded by design: one xrxe_xsk belongs to one thread (the daemon's
  * event loop); nothing here locks.
@@ -33,7 +33,7 @@ struct xrxe_xsk_config {
 	uint32_t queue_id;
 	int xsks_map_fd;      /* XSKMAP of the attached steering program; < 0: do not register */
 	/* UMEM chunks of 4096 bytes (power of two, >= 64); 0 = 16384, or without
-	 * CAP_IPC_LOCK what half of RLIMIT_MEMLOCK pins (ref/afxdp.md pitfall 9).
+	 * CAP_IPC_LOCK what half of RLIMIT_MEMLOCK pins (docs/facts/afxdp.md pitfall 9).
 	 * Half the chunks (at most twice the RX ring) feed the fill ring, the rest
 	 * are TX buffers. */
 	uint32_t frame_count;
@@ -96,7 +96,7 @@ void xrxe_xsk_close(struct xrxe_xsk *xsk);
 int xrxe_xsk_fd(const struct xrxe_xsk *xsk);              /* for epoll (POLLIN) */
 bool xrxe_xsk_is_zerocopy(const struct xrxe_xsk *xsk);
 /* Largest frame it carries both ways: the MTU at open + Ethernet header + one
- * VLAN tag (bigger frames would complete and vanish, ref/afxdp.md pitfall 5),
+ * VLAN tag (bigger frames would complete and vanish, docs/facts/afxdp.md pitfall 5),
  * capped by the RX buffers: 3840 bytes, or XRXE_MAX_FRAGS x 3840 multi-buffer. */
 uint32_t xrxe_xsk_max_frame_len(const struct xrxe_xsk *xsk);
 

@@ -51,29 +51,17 @@ static inline int cm_ret(int ret)
 	return ret < 0 ? cm_err(-ret) : 0;
 }
 
-/* --- logging (stderr, XRXE_LOG=debug|info|warn|error; default warn) --------- */
-enum { CM_LOG_ERR, CM_LOG_WARN, CM_LOG_INFO, CM_LOG_DEBUG };
-void cm_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#define cm_error(...) cm_log(CM_LOG_ERR, __VA_ARGS__)
-#define cm_warn(...) cm_log(CM_LOG_WARN, __VA_ARGS__)
-#define cm_dbg(...) cm_log(CM_LOG_DEBUG, __VA_ARGS__)
+/* --- logging and the control connection: src/shim/ctrl.h, shared with the
+ * verbs shim (XRXE_LOG=debug|info|warn|error; lines "librdmacm (xrxe): ...").
+ * The CM connection to a daemon is a struct xrxe_conn: its lock is
+ * initialised with the device and kept, the socket opened with
+ * xrxe_conn_connect (again after a failed CM_OPEN). */
+#include "shim/ctrl.h"
 
-/* --- control connection (ctrl.c) --------------------------------------------- */
-struct cm_conn {
-	int fd; /* -1 until opened */
-	pthread_mutex_t lock; /* one request/reply in flight */
-	uint32_t seq;
-};
-
-/* Connect to path: 0 or -errno. */
-int cm_conn_open(struct cm_conn *c, const char *path);
-/* One round trip (abi.h rules): req starts with struct xrxe_ctrl_hdr (op,
- * length and seq filled in here); on success the first rep_len bytes of the
- * reply are in rep. 0, the daemon's -errno, or a transport error. */
-int cm_conn_call(struct cm_conn *c, uint16_t op, void *req, size_t req_len, const int *fds,
-		 unsigned int nfds, void *rep, size_t rep_len);
-/* The error says the daemon is gone. */
-bool cm_conn_gone(int err);
+#define cm_error(...) shim_err(__VA_ARGS__)
+#define cm_warn(...) shim_warn(__VA_ARGS__)
+#define cm_info(...) xrxe_shim_log(XRXE_SHIM_INFO, __VA_ARGS__)
+#define cm_dbg(...) shim_dbg(__VA_ARGS__)
 
 /* --- devices and daemons (device.c) ------------------------------------------ */
 struct cm_dev {
@@ -91,7 +79,7 @@ struct cm_dev {
 	int max_qpsize;
 	uint8_t max_init_depth, max_resp_res;
 	/* The CM control connection, opened lazily (first request CM_OPEN). */
-	struct cm_conn conn;
+	struct xrxe_conn conn;
 	bool conn_open;
 };
 

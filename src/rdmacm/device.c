@@ -111,8 +111,8 @@ int cm_init(void)
 		n = devs_sync();
 	pthread_mutex_unlock(&dev_lock);
 	if (!n) {
-		cm_log(CM_LOG_INFO, "no xrxe device: no daemon answers in %s (start xrxed IFACE)",
-		       run_dir());
+		cm_info("no xrxe device: no daemon answers in %s (start xrxed IFACE)",
+			run_dir());
 		return -ENODEV;
 	}
 	return 0;
@@ -148,13 +148,13 @@ static int dev_open_conn(struct cm_dev *d)
 
 	if (__atomic_load_n(&d->conn_open, __ATOMIC_ACQUIRE))
 		return 0;
-	ret = cm_conn_open(&d->conn, d->sock_path);
+	ret = xrxe_conn_connect(&d->conn, d->sock_path);
 	if (ret) {
 		cm_dbg("%s: %s", d->sock_path, strerror(-ret));
 		return -ENODEV; /* the daemon is gone (or was never there) */
 	}
-	ret = cm_conn_call(&d->conn, XRXE_CTRL_CM_OPEN, &req, sizeof(req), NULL, 0, &rep,
-			   sizeof(rep));
+	ret = xrxe_conn_call(&d->conn, XRXE_CTRL_CM_OPEN, &req, sizeof(req), NULL, 0, &rep,
+			     sizeof(rep), NULL, NULL);
 	if (ret == -EINVAL) {
 		/* abi.h: an op the daemon does not know is -EINVAL. */
 		cm_error("xrxed for %s does not serve connection management (CM_OPEN refused: a "
@@ -166,7 +166,7 @@ static int dev_open_conn(struct cm_dev *d)
 			 "from different builds",
 			 d->name, XRXE_ABI_VERSION);
 		ret = -EPROTO;
-	} else if (cm_conn_gone(ret)) {
+	} else if (xrxe_conn_gone(ret)) {
 		ret = -ENODEV;
 	}
 	if (ret) {
@@ -365,8 +365,8 @@ int cm_call(struct cm_dev *d, uint16_t op, void *req, size_t req_len, const int 
 
 	if (atomic_load(&d->dead))
 		return -ENODEV;
-	ret = cm_conn_call(&d->conn, op, req, req_len, fds, nfds, rep, rep_len);
-	if (cm_conn_gone(ret)) {
+	ret = xrxe_conn_call(&d->conn, op, req, req_len, fds, nfds, rep, rep_len, NULL, NULL);
+	if (xrxe_conn_gone(ret)) {
 		cm_dev_lost(d);
 		return -ENODEV;
 	}

@@ -147,6 +147,17 @@ void rs_configure(void)
 	pthread_once(&once, rs_configure_once);
 }
 
+void rs_default_sizes(struct rsocket *rs)
+{
+	rs_configure();
+	rs->sq_size = rs_conf.sqsize;
+	rs->rq_size = rs_conf.rqsize;
+	rs->sq_inline = rs_conf.inline_size;
+	rs->sbuf_size = rs_conf.wmem;
+	rs->rbuf_size = rs_conf.mem;
+	rs->target_iomap_size = rs_conf.iomap_size;
+}
+
 /* --- allocation ---------------------------------------------------------------- */
 
 static struct rsocket *rs_alloc(const struct rsocket *parent, int type)
@@ -169,13 +180,7 @@ static struct rsocket *rs_alloc(const struct rsocket *parent, int type)
 		rs->so_opts = parent->so_opts;
 		rs->tcp_opts = parent->tcp_opts;
 	} else {
-		rs_configure();
-		rs->sq_size = rs_conf.sqsize;
-		rs->rq_size = rs_conf.rqsize;
-		rs->sq_inline = rs_conf.inline_size;
-		rs->sbuf_size = rs_conf.wmem;
-		rs->rbuf_size = rs_conf.mem;
-		rs->target_iomap_size = rs_conf.iomap_size;
+		rs_default_sizes(rs);
 	}
 	return rs;
 }

@@ -87,20 +87,15 @@ int rs_create_ep(struct rsocket *rs)
 	rs->sq_size = rs_clamp_qp(rs->sq_size, max);
 	rs->rq_size = rs_clamp_qp(rs->rq_size, max);
 
-	rs->cc = ibv_create_comp_channel(id->verbs);
-	if (!rs->cc)
-		return -errno;
-	/* Always non-blocking: waits happen in poll() (rs_wait, rpoll). */
-	if (fcntl(rs->cc->fd, F_SETFL, fcntl(rs->cc->fd, F_GETFL) | O_NONBLOCK) < 0)
-		return -errno;
-	rs->cq = ibv_create_cq(id->verbs, (int)(rs->sq_size + rs->rq_size), rs, rs->cc, 0);
-	if (!rs->cq)
-		return -errno;
+	/* Waits happen in poll() (rs_wait, rpoll) on the channel's fd. */
+	err = rs_cq_open(&rs->comp, id->verbs, rs->sq_size + rs->rq_size, rs);
+	if (err)
+		return err;
 
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_context = rs;
-	qa.send_cq = rs->cq;
-	qa.recv_cq = rs->cq;
+	qa.send_cq = rs->comp.cq;
+	qa.recv_cq = rs->comp.cq;
 	qa.qp_type = IBV_QPT_RC;
 	qa.sq_sig_all = 1;
 	qa.cap.max_send_wr = rs->sq_size;
@@ -166,17 +161,7 @@ void rs_free_ep(struct rsocket *rs)
 	if (rs->rmr)
 		ibv_dereg_mr(rs->rmr);
 	rs->smr = rs->target_mr = rs->rmr = NULL;
-	if (rs->cq) {
-		if (rs->unack_cqe)
-			ibv_ack_cq_events(rs->cq, rs->unack_cqe);
-		rs->unack_cqe = 0;
-		ibv_destroy_cq(rs->cq);
-		rs->cq = NULL;
-	}
-	if (rs->cc) {
-		ibv_destroy_comp_channel(rs->cc);
-		rs->cc = NULL;
-	}
+	rs_cq_close(&rs->comp);
 	free(rs->sbuf);
 	free(rs->target_buf);
 	free(rs->rbuf);
@@ -495,9 +480,9 @@ static bool rs_poll_cq(struct rsocket *rs)
 	bool any = false;
 	int n;
 
-	if (!rs->cq)
+	if (!rs->comp.cq)
 		return false;
-	while ((n = ibv_poll_cq(rs->cq, 16, wc)) > 0) {
+	while ((n = ibv_poll_cq(rs->comp.cq, 16, wc)) > 0) {
 		any = true;
 		for (int i = 0; i < n; i++) {
 			if (!(wc[i].wr_id & RS_WR_RECV)) {
@@ -535,20 +520,11 @@ static bool rs_poll_cq(struct rsocket *rs)
 
 void rs_progress(struct rsocket *rs)
 {
-	struct ibv_cq *cq;
-	void *ctx;
-	bool event = false;
+	bool event;
 
-	if (!rs->cq)
+	if (!rs->comp.cq)
 		return;
-	if (rs->cq_armed && !ibv_get_cq_event(rs->cc, &cq, &ctx)) {
-		event = true;
-		rs->cq_armed = false;
-		if (++rs->unack_cqe >= 64) {
-			ibv_ack_cq_events(rs->cq, rs->unack_cqe);
-			rs->unack_cqe = 0;
-		}
-	}
+	event = rs_cq_take_event(&rs->comp);
 	/* The event we took may have been another sleeper's. */
 	if (rs_poll_cq(rs) || event)
 		rs_wake_others(rs);
@@ -618,6 +594,40 @@ bool rs_conn_can_send(struct rsocket *rs)
 	return !(rs->state & RS_WRITABLE) || rs_can_send(rs);
 }
 
+int rs_wait_send(struct rsocket *rs, int flags)
+{
+	int err;
+
+	if (!(rs->state & RS_WRITABLE))
+		return rs->reset ? -ECONNRESET : -EPIPE;
+	if (rs_can_send(rs))
+		return 0;
+	err = rs_wait(rs, rs_nonblocking(rs, flags), -1, rs_conn_can_send);
+	if (err)
+		return err;
+	if (!(rs->state & RS_WRITABLE))
+		return rs->reset ? -ECONNRESET : -EPIPE;
+	return 0;
+}
+
+uint32_t rs_next_xfer(struct rsocket *rs, uint32_t *olen, size_t left, uint64_t room)
+{
+	uint32_t xfer;
+
+	if (*olen < left) {
+		xfer = *olen;
+		if (*olen < RS_MAX_TRANSFER)
+			*olen <<= 1;
+	} else {
+		xfer = (uint32_t)left;
+	}
+	if (xfer > rs->sbuf_bytes_avail)
+		xfer = rs->sbuf_bytes_avail;
+	if (xfer > room)
+		xfer = (uint32_t)room;
+	return xfer;
+}
+
 bool rs_have_rdata(struct rsocket *rs)
 {
 	return rs->rmsg && rs->rmsg_head != rs->rmsg_tail;
@@ -658,11 +668,8 @@ int rs_wait(struct rsocket *rs, bool nonblock, int timeout_ms, bool (*test)(stru
 			pthread_mutex_lock(&rs->lock);
 			continue;
 		}
-		if (rs->cq && !rs->cq_armed) {
-			ibv_req_notify_cq(rs->cq, 0);
-			rs->cq_armed = true;
+		if (rs_cq_arm(&rs->comp))
 			continue; /* completions that came before the arm */
-		}
 		if (timeout_ms >= 0) {
 			uint64_t spent = (rs_now_us() - start) / 1000;
 
@@ -671,8 +678,8 @@ int rs_wait(struct rsocket *rs, bool nonblock, int timeout_ms, bool (*test)(stru
 			t = timeout_ms - (int)spent;
 		}
 		fds[nfds++] = (struct pollfd){ .fd = rs->ch->fd, .events = POLLIN };
-		if (rs->cc)
-			fds[nfds++] = (struct pollfd){ .fd = rs->cc->fd, .events = POLLIN };
+		if (rs->comp.cc)
+			fds[nfds++] = (struct pollfd){ .fd = rs->comp.cc->fd, .events = POLLIN };
 		/* Another thread asleep on the same descriptors may take the
 		 * event that was for us: it wakes us through our eventfd
 		 * (rs_wake_others); without one, short naps. */
@@ -792,30 +799,10 @@ static ssize_t rs_sendv_locked(struct rsocket *rs, const struct iovec *iov, int 
 	for (left = len; left;) {
 		uint32_t xfer;
 
-		if (!(rs->state & RS_WRITABLE)) {
-			err = rs->reset ? -ECONNRESET : -EPIPE;
+		err = rs_wait_send(rs, flags);
+		if (err)
 			break;
-		}
-		if (!rs_can_send(rs)) {
-			err = rs_wait(rs, rs_nonblocking(rs, flags), -1, rs_conn_can_send);
-			if (err)
-				break;
-			if (!(rs->state & RS_WRITABLE)) {
-				err = rs->reset ? -ECONNRESET : -EPIPE;
-				break;
-			}
-		}
-		if (olen < left) {
-			xfer = olen;
-			if (olen < RS_MAX_TRANSFER)
-				olen <<= 1;
-		} else {
-			xfer = (uint32_t)left;
-		}
-		if (xfer > rs->sbuf_bytes_avail)
-			xfer = rs->sbuf_bytes_avail;
-		if (xfer > rs->target_sgl[rs->target_sge].length)
-			xfer = rs->target_sgl[rs->target_sge].length;
+		xfer = rs_next_xfer(rs, &olen, left, rs->target_sgl[rs->target_sge].length);
 		err = rs_write_data(rs, iov, &i, &off, xfer);
 		if (err) {
 			rs_set_error(rs, ECONNRESET, "posting a data message failed");

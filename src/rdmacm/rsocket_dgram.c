@@ -74,11 +74,8 @@ struct rs_ds_qp {
 	struct rs_ds_hdr hdr;        /* what we put in front of our datagrams */
 	uint8_t sgid_index;
 	uint32_t max_msg; /* header + payload a UD message may carry: min(slot, path MTU) */
-	struct ibv_comp_channel *cc;
-	struct ibv_cq *cq;
+	struct rs_cq comp; /* the QP's CQ and completion channel */
 	struct ibv_qp *qp;
-	bool cq_armed;
-	unsigned int unack;
 	uint8_t *rbuf; /* rq_size slots of RS_DS_GRH + RS_DS_MSG */
 	struct ibv_mr *rmr, *smr;
 };
@@ -192,12 +189,7 @@ int rs_dgram_socket(int domain)
 	pthread_mutex_init(&rs->lock, NULL);
 	rs->type = SOCK_DGRAM;
 	rs->ds = ds;
-	rs_configure();
-	rs->sq_size = rs_conf.sqsize;
-	rs->rq_size = rs_conf.rqsize;
-	rs->sq_inline = rs_conf.inline_size;
-	rs->sbuf_size = rs_conf.wmem;
-	rs->rbuf_size = rs_conf.mem;
+	rs_default_sizes(rs);
 	ds->domain = domain;
 	/* The UDP socket: the rsocket's number, its port, the first contact. */
 	ds->udp = socket(domain, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -284,13 +276,7 @@ static void rs_ds_free_qp(struct rs_ds_qp *q)
 		ibv_dereg_mr(q->rmr);
 	if (q->smr)
 		ibv_dereg_mr(q->smr);
-	if (q->cq) {
-		if (q->unack)
-			ibv_ack_cq_events(q->cq, q->unack);
-		ibv_destroy_cq(q->cq);
-	}
-	if (q->cc)
-		ibv_destroy_comp_channel(q->cc);
+	rs_cq_close(&q->comp);
 	free(q->rbuf);
 	free(q);
 }
@@ -345,17 +331,14 @@ static int rs_ds_get_qp(struct rsocket *rs, const struct sockaddr_storage *src, 
 	q->max_msg = RS_DS_MSG;
 	if (128u << pa.active_mtu < q->max_msg)
 		q->max_msg = 128u << pa.active_mtu;
+	err = rs_cq_open(&q->comp, q->dev->verbs, ds->sq_size + ds->rq_size, q);
+	if (err)
+		goto fail;
 	err = -ENOMEM;
-	q->cc = ibv_create_comp_channel(q->dev->verbs);
-	if (!q->cc || fcntl(q->cc->fd, F_SETFL, fcntl(q->cc->fd, F_GETFL) | O_NONBLOCK))
-		goto fail_errno;
-	q->cq = ibv_create_cq(q->dev->verbs, (int)(ds->sq_size + ds->rq_size), q, q->cc, 0);
-	if (!q->cq)
-		goto fail_errno;
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_context = rs;
-	qa.send_cq = q->cq;
-	qa.recv_cq = q->cq;
+	qa.send_cq = q->comp.cq;
+	qa.recv_cq = q->comp.cq;
 	qa.qp_type = IBV_QPT_UD;
 	qa.sq_sig_all = 1;
 	qa.cap.max_send_wr = ds->sq_size;
@@ -603,19 +586,8 @@ static void rs_ds_poll_cq(struct rsocket *rs, struct rs_ds_qp *q)
 	struct ibv_wc wc[16];
 	int n;
 
-	if (q->cq_armed) {
-		struct ibv_cq *cq;
-		void *ctx;
-
-		if (!ibv_get_cq_event(q->cc, &cq, &ctx)) {
-			q->cq_armed = false;
-			if (++q->unack >= 64) {
-				ibv_ack_cq_events(q->cq, q->unack);
-				q->unack = 0;
-			}
-		}
-	}
-	while ((n = ibv_poll_cq(q->cq, 16, wc)) > 0) {
+	rs_cq_take_event(&q->comp);
+	while ((n = ibv_poll_cq(q->comp.cq, 16, wc)) > 0) {
 		for (int i = 0; i < n; i++) {
 			uint32_t slot = (uint32_t)wc[i].wr_id;
 			const uint8_t *p;
@@ -986,11 +958,8 @@ static int rs_ds_wait_fds(struct rsocket *rs, struct pollfd *fds)
 
 	fds[n++] = (struct pollfd){ .fd = rs->ds->udp, .events = POLLIN };
 	for (struct rs_ds_qp *q = rs->ds->qps; q && n < 1 + RS_DS_MAX_QPS; q = q->next) {
-		if (!q->cq_armed) {
-			ibv_req_notify_cq(q->cq, 0);
-			q->cq_armed = true;
-		}
-		fds[n++] = (struct pollfd){ .fd = q->cc->fd, .events = POLLIN };
+		rs_cq_arm(&q->comp);
+		fds[n++] = (struct pollfd){ .fd = q->comp.cc->fd, .events = POLLIN };
 	}
 	return n;
 }

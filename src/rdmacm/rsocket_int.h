@@ -69,6 +69,9 @@ struct rs_conf {
 };
 extern struct rs_conf rs_conf;
 void rs_configure(void);
+struct rsocket;
+/* A new rsocket's sizes (queues, inline, buffers, iomap): the defaults. */
+void rs_default_sizes(struct rsocket *rs);
 
 /* States, ordered as rdma-core's: passive, opening, connected, closed. */
 enum {
@@ -104,6 +107,27 @@ struct rs_iomap_mr {
 	bool queued; /* not yet written to the peer */
 };
 
+/* A QP's CQ with a non-blocking completion channel of its own
+ * (rsocket_cq.c). */
+struct rs_cq {
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *cq;
+	bool armed;           /* notification requested, its event not yet taken */
+	unsigned int unacked; /* events taken, not yet acknowledged */
+};
+
+/* Create the channel (non-blocking) and a CQ of cqe entries on it: 0 or
+ * -errno; on failure what was made stays in c for rs_cq_close. */
+int rs_cq_open(struct rs_cq *c, struct ibv_context *verbs, uint32_t cqe, void *cq_context);
+/* Acknowledge what is pending, destroy CQ and channel; c is zeroed. */
+void rs_cq_close(struct rs_cq *c);
+/* Request a notification for the next completion unless one is pending:
+ * true if this call armed it (completions before it raise no event: poll the
+ * CQ once more before sleeping). */
+bool rs_cq_arm(struct rs_cq *c);
+/* Take the event of an armed CQ, if it came (never blocks): true if one did. */
+bool rs_cq_take_event(struct rs_cq *c);
+
 struct rsocket {
 	int index; /* = ch->fd */
 	int type;  /* SOCK_STREAM (SOCK_DGRAM: rsocket_dgram.c) */
@@ -128,10 +152,7 @@ struct rsocket {
 	bool cm_pending;
 	uint64_t cm_next_us;
 	struct rdma_cm_id *cm_id;
-	struct ibv_comp_channel *cc;
-	struct ibv_cq *cq;
-	bool cq_armed;
-	unsigned int unack_cqe;
+	struct rs_cq comp; /* the QP's CQ and completion channel */
 
 	/* sizes (SOL_RDMA, SO_SNDBUF/SO_RCVBUF), fixed at connection time */
 	uint32_t sq_size, rq_size, sq_inline;
@@ -242,6 +263,15 @@ int rs_post_write(struct rsocket *rs, struct ibv_sge *sge, int nsge, uint32_t ms
 int rs_copy_to_sbuf(struct rsocket *rs, const struct iovec *iov, int *iov_i, size_t *iov_off,
 		    uint32_t len, struct ibv_sge sge[2]);
 bool rs_nonblocking(struct rsocket *rs, int flags);
+/* Wait (unless non-blocking) until a data message may go out: 0 with
+ * rs_can_send true, or the error that ends the send: -EPIPE once the
+ * connection stopped being writable, -ECONNRESET after a reset, rs_wait's
+ * -EAGAIN and the like. Lock held (dropped while asleep). */
+int rs_wait_send(struct rsocket *rs, int flags);
+/* Bytes for a send's next message (rsend, riowrite): *olen, which doubles up
+ * to RS_MAX_TRANSFER for the message after, or all that is left; never more
+ * than the free send buffer or room (what the peer's target has left). */
+uint32_t rs_next_xfer(struct rsocket *rs, uint32_t *olen, size_t left, uint64_t room);
 
 /* --- riomap (rsocket_iomap.c) ---------------------------------------------- */
 int rs_send_iomaps(struct rsocket *rs, int flags);

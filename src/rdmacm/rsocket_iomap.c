@@ -221,31 +221,14 @@ size_t riowrite(int socket, const void *buf, size_t count, off_t offset, int fla
 		int i = 0, nsge;
 		bool inl;
 
-		if (!(rs->state & RS_WRITABLE)) {
-			err = rs->reset ? -ECONNRESET : -EPIPE;
+		err = rs_wait_send(rs, flags);
+		if (err)
 			break;
-		}
-		if (!rs_can_send(rs)) {
-			err = rs_wait(rs, rs_nonblocking(rs, flags), -1, rs_conn_can_send);
-			if (err)
-				break;
-			continue;
-		}
 		if (!rs_find_iomap(rs, off, &iom)) {
 			err = -EINVAL; /* the peer mapped nothing there */
 			break;
 		}
-		if (olen < left) {
-			xfer = olen;
-			if (olen < RS_MAX_TRANSFER)
-				olen <<= 1;
-		} else {
-			xfer = (uint32_t)left;
-		}
-		if (xfer > rs->sbuf_bytes_avail)
-			xfer = rs->sbuf_bytes_avail;
-		if (xfer > iom.sge.length - (off - iom.offset))
-			xfer = (uint32_t)(iom.sge.length - (off - iom.offset));
+		xfer = rs_next_xfer(rs, &olen, left, iom.sge.length - (off - iom.offset));
 		inl = xfer <= rs->sq_inline;
 		rs->sqe_avail--;
 		rs->sbuf_bytes_avail -= xfer;

@@ -73,12 +73,9 @@ static int rs_wait_fds(struct rsocket *rs, struct pollfd *fds, int wfd, bool *re
 	pthread_mutex_lock(&rs->lock);
 	*reg = rs_sleeper_add(rs, wfd);
 	fds[n++] = (struct pollfd){ .fd = rs->ch->fd, .events = POLLIN };
-	if (rs->cq && rs->state != RS_LISTENING) {
-		if (!rs->cq_armed) {
-			ibv_req_notify_cq(rs->cq, 0);
-			rs->cq_armed = true;
-		}
-		fds[n++] = (struct pollfd){ .fd = rs->cc->fd, .events = POLLIN };
+	if (rs->comp.cq && rs->state != RS_LISTENING) {
+		rs_cq_arm(&rs->comp);
+		fds[n++] = (struct pollfd){ .fd = rs->comp.cc->fd, .events = POLLIN };
 	}
 	pthread_mutex_unlock(&rs->lock);
 	return n;

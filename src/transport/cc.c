@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Congestion control in the transport: where DCQCN (dcqcn.c, np.c, pacer.c,
- * all pure) meets QPs and packets. ref/dcqcn.md §1-2 and §5.
+ * all pure) meets QPs and packets. docs/facts/dcqcn.md §1-2 and §5.
  *
  *   RX  CE-marked packet for a QP ─▶ NP limiter ─▶ CNP owed ─▶ sent on poll
  *       CNP for a QP ─▶ its reaction point (rate cut, at most one per period)
@@ -64,7 +64,7 @@ uint8_t xrxe_tpi_cc_tclass(const struct xrxe_tp *tp, uint8_t av_tclass)
 	uint8_t dscp = p->data_dscp == XRXE_CC_DSCP_APP ? av_tclass >> 2 : (uint8_t)p->data_dscp;
 
 	/* ECN-capable only while someone reacts to the marks: an AQM marks
-	 * ECT packets instead of dropping them (ref/dcqcn.md §2.2). */
+	 * ECT packets instead of dropping them (docs/facts/dcqcn.md §2.2). */
 	return (uint8_t)(dscp << 2 | (p->enabled ? p->data_ecn : 0));
 }
 
@@ -87,7 +87,7 @@ static bool port_paced(const struct xrxe_tp *tp)
 }
 
 /* The rate changed from old_bps (the QP's Rc before; the ceiling when it was
- * not limited): the pending gap follows (ref/dcqcn.md §5); a QP no longer
+ * not limited): the pending gap follows (docs/facts/dcqcn.md §5); a QP no longer
  * paced leaves the wheel. */
 static void rate_changed(struct xrxe_tp_qp *qp, uint64_t old_bps)
 {
@@ -118,7 +118,7 @@ static uint8_t pkt_ecn(const struct xrxe_pkt *pkt)
  * than a second old). DCQCN runs on these times: a daemon that was not
  * scheduled for a while reads a burst of frames at once, and the CNPs in
  * it were spread over that while -- handled at one instant they would be
- * one alpha update and one rate cut (ref/dcqcn.md §1.5: "a CNP in the last
+ * one alpha update and one rate cut (docs/facts/dcqcn.md §1.5: "a CNP in the last
  * period") where a NIC makes several. */
 static uint64_t rx_time(const struct xrxe_tp *tp, const struct xrxe_pkt *pkt)
 {
@@ -136,7 +136,7 @@ void xrxe_tpi_cc_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 	qp->cc.ecn_marked++;
 	tp->stats.ecn_ce_qp++;
 	/* A CNP names the peer QP: connected QPs only (a UD peer is not in
-	 * the QP context, ref/dcqcn.md §1.8). */
+	 * the QP context, docs/facts/dcqcn.md §1.8). */
 	if (!tp->cc.enabled || qp->type == IBV_QPT_UD || !qp->av_set)
 		return;
 	if (xrxe_np_ce(&qp->cc.np, (uint64_t)tp->cc.np_min_time_between_cnps * NS_PER_US,
@@ -166,7 +166,7 @@ void xrxe_tpi_cc_cnp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, bool 
 	rate_changed(qp, old);
 }
 
-/* CNP (RoCEv2 Annex A17.9.3, ref/dcqcn.md §2.1): BTH opcode 0x81, BECN set,
+/* CNP (RoCEv2 Annex A17.9.3, docs/facts/dcqcn.md §2.1): BTH opcode 0x81, BECN set,
  * P_Key 0xFFFF, DestQP = the peer's QPN, PSN 0, 16 reserved zero bytes, ICRC;
  * marked with np_cnp_dscp and ECT(0) as the software generator of
  * libconntrack-cm does (tos 0xc2). 0 or -ENOBUFS. */

@@ -2,7 +2,7 @@
 /*
  * The congestion-control parameter table: NVIDIA/mlx5 debugfs names
  * (drivers/infiniband/hw/mlx5/cong.c), units and defaults from
- * ref/dcqcn.md §1.6, plus xrxe's own switch and data marking. One table
+ * docs/facts/dcqcn.md §1.6, plus xrxe's own switch and data marking. One table
  * serves `xrxed --cc name=value`, the XRXE_CTRL_CC op and `xrxe cc`, so the
  * three can never disagree about a name or a range.
  */
@@ -47,7 +47,7 @@ void xrxe_tp_cc_defaults(struct xrxe_tp_cc_params *p)
 {
 	*p = (struct xrxe_tp_cc_params){
 		.enabled = 1,
-		/* ref/dcqcn.md §1.6, NVIDIA defaults */
+		/* docs/facts/dcqcn.md §1.6, NVIDIA defaults */
 		.rp_clamp_tgt_rate = 0,
 		.rp_clamp_tgt_rate_ati = 1,
 		.rp_time_reset = 300,
@@ -65,14 +65,14 @@ void xrxe_tp_cc_defaults(struct xrxe_tp_cc_params *p)
 		.rp_initial_alpha_value = 1023,
 		.rp_gd = 11,
 		/* 4 us: the default the public tuning table starts from
-		 * ("4 -> 0~2 us", ref/dcqcn.md §1.6 [S14]); one ConnectX
+		 * ("4 -> 0~2 us", docs/facts/dcqcn.md §1.6 [S14]); one ConnectX
 		 * dump showed 2 [S8]. */
 		.np_min_time_between_cnps = 4,
 		.np_cnp_dscp = 48,
 		.np_cnp_prio_mode = 1,
 		.np_cnp_prio = 6,
 		.data_dscp = XRXE_CC_DSCP_APP,
-		.data_ecn = 2, /* ECT(0): only ECN-capable packets get CE (ref/dcqcn.md §2.2) */
+		.data_ecn = 2, /* ECT(0): only ECN-capable packets get CE (docs/facts/dcqcn.md §2.2) */
 		.line_rate_pacing = 0, /* a real port serialises at its speed by itself */
 	};
 }

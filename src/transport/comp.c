@@ -66,7 +66,7 @@ void xrxe_tpi_comp_retire(struct xrxe_tp_qp *qp, enum ibv_wc_status status)
 	atomic_store_explicit((_Atomic uint32_t *)&qp->sq->consumer, qp->sq_cons & qp->sq_mask,
 			      memory_order_release);
 
-	/* ref/rxe.md §2.10, IBA 10.7.3.1: a CQE when signalled, and always on
+	/* docs/facts/rxe.md §2.10, IBA 10.7.3.1: a CQE when signalled, and always on
 	 * error (a flushed WR is an error completion too). */
 	if (err || qp->sq_sig_all || (w->wr.send_flags & IBV_SEND_SIGNALED)) {
 		struct ibv_wc wc;
@@ -87,7 +87,7 @@ void xrxe_tpi_comp_retire(struct xrxe_tp_qp *qp, enum ibv_wc_status status)
 	if (cqerr)
 		xrxe_tpi_qp_cq_overrun(qp);
 	else if (err && status != IBV_WC_WR_FLUSH_ERR)
-		xrxe_tpi_qp_sq_error(qp); /* ref/rxe.md §2.10: error -> ERR, flush */
+		xrxe_tpi_qp_sq_error(qp); /* docs/facts/rxe.md §2.10: error -> ERR, flush */
 }
 
 bool xrxe_tpi_comp_run(struct xrxe_tp_qp *qp)
@@ -163,7 +163,7 @@ static void comp_retry(struct xrxe_tp_qp *qp, bool timer)
 	/* IBA 9.7.6.1.3 / 11.2.4.2 (Retry Count): the 3-bit count is the
 	 * number of retries, 0..7. Unlike rnr_retry it has no "infinite"
 	 * encoding, so 7 means 7 retries. rxe treats 7 as infinite
-	 * (ref/rxe.md §2.4 caution); we follow the spec. */
+	 * (docs/facts/rxe.md §2.4 caution); we follow the spec. */
 	if (qp->comp.retry_cnt == 0) {
 		comp_error(qp, IBV_WC_RETRY_EXC_ERR);
 		return;
@@ -193,7 +193,7 @@ enum { ACK_OK, ACK_NEED_RETRY };
  * implicitly acknowledges all earlier requests, "coalesced" ACKs). WQEs whose last PSN
  * is covered complete; a READ or atomic covered by a plain acknowledgement
  * lost its response (the responder executes in order), so the requester
- * must retry it (ref/rxe.md §2.2/§2.4). resp_psn: the PSN of the read/atomic
+ * must retry it (docs/facts/rxe.md §2.2/§2.4). resp_psn: the PSN of the read/atomic
  * response being processed, whose own WQE is not "passed". */
 static int comp_ack_upto(struct xrxe_tp_qp *qp, uint32_t psn, const uint32_t *resp_psn)
 {
@@ -277,7 +277,7 @@ static void comp_read_resp(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, ui
 	    xrxe_psn_cmp(psn, w->last_psn) > 0)
 		return; /* not for the oldest WQE: stray or stale */
 	if (psn != qp->comp.psn) {
-		/* A response packet went missing (ref/rxe.md §2.5): retry
+		/* A response packet went missing (docs/facts/rxe.md §2.5): retry
 		 * (once per position); the rest of this burst is dropped. */
 		comp_retry(qp, false);
 		return;
@@ -366,7 +366,7 @@ void xrxe_tpi_comp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 	if (qp->type != IBV_QPT_RC)
 		return;
 	/* Only PSNs in [oldest unacked, highest sent] can be answered; older
-	 * ones are echoes of retries, newer ones bogus (ref/rxe.md §2.2). */
+	 * ones are echoes of retries, newer ones bogus (docs/facts/rxe.md §2.2). */
 	if (!xrxe_tpi_outstanding(qp) || xrxe_psn_cmp(psn, qp->comp.psn) < 0 ||
 	    xrxe_psn_cmp(psn, qp->req.psn_hi) >= 0)
 		return;

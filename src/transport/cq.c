@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Completion queues: CQEs are written straight into the CQ ring the
- * application maps (abi.h, ref/rxe.md §4.2): write the element, then
+ * application maps (abi.h, docs/facts/rxe.md §4.2): write the element, then
  * store-release the producer index. The CQ is armed by the application
  * writing ring->notify; we clear it with an atomic exchange (compare-exchange
  * here, so that a SOLICITED arm survives an unsolicited CQE) and call

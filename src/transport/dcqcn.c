@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * DCQCN reaction point: the per-QP rate machine (equations in dcqcn.h and
- * ref/dcqcn.md §1.4-1.6). Pure: state, parameters, event, now.
+ * docs/facts/dcqcn.md §1.4-1.6). Pure: state, parameters, event, now.
  */
 #include "transport/dcqcn.h"
 
@@ -35,7 +35,7 @@ void xrxe_dcqcn_init(struct xrxe_dcqcn *s, uint64_t max_bps)
 	*s = (struct xrxe_dcqcn){ .rc = max_bps, .rt = max_bps };
 }
 
-/* One alpha update (ref/dcqcn.md §1.6 DCE_TCP_G): g/1024 of the old value,
+/* One alpha update (docs/facts/dcqcn.md §1.6 DCE_TCP_G): g/1024 of the old value,
  * plus (1024-g)/1024 of 1.0 when a CNP came in the last period. */
 static uint32_t alpha_step(uint32_t alpha, bool cnp, uint32_t g)
 {
@@ -86,7 +86,7 @@ static void decrease(struct xrxe_dcqcn *s, const struct xrxe_tp_cc_params *p, ui
 	uint64_t cut, floor_fac, rc;
 
 	alpha_advance(s, p, t);
-	/* Target clamp (ref/dcqcn.md §1.4 "per clamp flags", §1.6
+	/* Target clamp (docs/facts/dcqcn.md §1.4 "per clamp flags", §1.6
 	 * CLAMP_TGT_RATE / _AFTER_TIME_INC) */
 	if (p->rp_clamp_tgt_rate || s->byte_stage || (p->rp_clamp_tgt_rate_ati && s->time_stage))
 		s->rt = s->rc;
@@ -146,7 +146,7 @@ void xrxe_dcqcn_cnp(struct xrxe_dcqcn *s, const struct xrxe_tp_cc_params *p, uin
 	now = tick(s, now);
 	s->cnps++;
 	if (!s->limited) {
-		/* First CNP (ref/dcqcn.md §1.5): alpha starts high, the alpha
+		/* First CNP (docs/facts/dcqcn.md §1.5): alpha starts high, the alpha
 		 * timer starts, the rate may jump to rate_to_set_on_first_cnp. */
 		s->limited = true;
 		if (s->rc > max_bps)

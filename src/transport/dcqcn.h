@@ -20,7 +20,7 @@
 #define XRXE_DCQCN_ALPHA_MAX 1023u
 
 /* ---------------------------------------------------------------------------
- * Reaction point, the "Mellanox version" (ref/dcqcn.md §1.5) with NVIDIA's
+ * Reaction point, the "Mellanox version" (docs/facts/dcqcn.md §1.5) with NVIDIA's
  * byte counter and clamp flags (§1.4, §1.6):
  *
  *   CNP:       first one: alpha = rp_initial_alpha_value, Rc = Rt =
@@ -85,7 +85,7 @@ uint32_t xrxe_dcqcn_alpha(const struct xrxe_dcqcn *s, const struct xrxe_tp_cc_pa
 void xrxe_dcqcn_rescale(struct xrxe_dcqcn *s, uint64_t max_bps);
 
 /* ---------------------------------------------------------------------------
- * Notification point limiter (ref/dcqcn.md §1.2, NVIDIA
+ * Notification point limiter (docs/facts/dcqcn.md §1.2, NVIDIA
  * np_min_time_between_cnps): per QP, a CE mark produces a CNP if none was
  * sent in the last min_gap_ns (the first mark always does).
  * ------------------------------------------------------------------------- */
@@ -97,7 +97,7 @@ struct xrxe_np {
 bool xrxe_np_ce(struct xrxe_np *np, uint64_t min_gap_ns, uint64_t now);
 
 /* ---------------------------------------------------------------------------
- * Pacer (ref/dcqcn.md §5): earliest departure time per QP plus a timing wheel
+ * Pacer (docs/facts/dcqcn.md §5): earliest departure time per QP plus a timing wheel
  * (Carousel / eRPC) of the QPs waiting for theirs.
  *
  * EDT: after a frame of n bytes at rate R the next may leave at
@@ -115,7 +115,7 @@ struct xrxe_edt {
 /* Account a frame of bytes sent at now at rate_bps. */
 void xrxe_edt_sent(struct xrxe_edt *e, uint32_t bytes, uint64_t rate_bps, uint64_t now);
 /* The rate changed while a gap is pending: stretch or shrink the rest of it
- * (ref/dcqcn.md §5: "on a rate change the pending gap is re-scaled"). */
+ * (docs/facts/dcqcn.md §5: "on a rate change the pending gap is re-scaled"). */
 void xrxe_edt_rescale(struct xrxe_edt *e, uint64_t old_bps, uint64_t new_bps, uint64_t now);
 
 struct xrxe_pacer_entry {

@@ -2,7 +2,7 @@
 /*
  * Protection domains, memory regions and address handles.
  *
- * Keys are rxe-style (ref/rxe.md §3.1): index << 8 | an 8-bit key that
+ * Keys are rxe-style (docs/facts/rxe.md §3.1): index << 8 | an 8-bit key that
  * changes whenever the slot is reused, lkey == rkey. Every access names a key
  * and a range; the key must match exactly, the region must be valid and in
  * the QP's PD, grant the access and cover the whole range (IBA 10.6: memory

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * DCQCN notification point limiter (ref/dcqcn.md §1.2): NVIDIA's
+ * DCQCN notification point limiter (docs/facts/dcqcn.md §1.2): NVIDIA's
  * np_min_time_between_cnps, per QP. Unlike the DCQCN author's simulator,
  * which polls every 50 us and so delays the first CNP by up to a window, the
  * first mark after a quiet interval is answered at once; marks within the

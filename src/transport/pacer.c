@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The pacer (ref/dcqcn.md §5): per-QP earliest departure times and a timing
+ * The pacer (docs/facts/dcqcn.md §5): per-QP earliest departure times and a timing
  * wheel of the QPs waiting for theirs (Carousel; eRPC's wheel is the
  * user-space template). The wheel answers "when is the next release?" for
  * xrxe_tp_next_deadline without a scan of every QP, and hands back the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Queue pairs: creation, the state machine (IBA 10.3.1, figure 124 and the
- * Modify QP attribute table 91 / ref/rxe.md §2.11), query, destroy, and the
+ * Modify QP attribute table 91 / docs/facts/rxe.md §2.11), query, destroy, and the
  * transitions the transport itself makes (to ERR and SQE).
  *
  * A modify is validated completely before anything is applied, so an invalid
@@ -195,7 +195,7 @@ static bool ring_ok(const struct xrxe_ring *ring, uint32_t slots, uint32_t min_e
 
 /* rxe_qp_init_req: one UDP source port per QP, 0xC000 + a 14-bit hash of the
  * QPN, so one QP is one flow (in order) and QPs spread over RX queues
- * (ref/rxe.md §1.1). A multiplicative (Fibonacci) hash. */
+ * (docs/facts/rxe.md §1.1). A multiplicative (Fibonacci) hash. */
 static uint16_t qp_sport(uint32_t qpn)
 {
 	return (uint16_t)(0xc000u + (((qpn * 0x61c88647u) >> (32 - 14)) & 0x3fffu));
@@ -312,7 +312,7 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 	qp->sport = qp_sport(qp->qpn);
 	qp->state = IBV_QPS_RESET;
 	qp->attr.qp_state = IBV_QPS_RESET;
-	qp->attr.path_mtu = IBV_MTU_256; /* rxe's default before modify (ref/rxe.md §2.8) */
+	qp->attr.path_mtu = IBV_MTU_256; /* rxe's default before modify (docs/facts/rxe.md §2.8) */
 	qp->mtu = 256;
 	qp->attr.port_num = 1;
 	qp->resp.nres = 1;
@@ -385,7 +385,7 @@ static uint32_t roundup_pow2(uint32_t v)
 	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | XRXE_ACCESS_FLUSH_GLOBAL |         \
 	 XRXE_ACCESS_FLUSH_PERSISTENT)
 
-/* Attribute values (the rxe_qp_chk_attr extras of ref/rxe.md §2.11, plus the
+/* Attribute values (the rxe_qp_chk_attr extras of docs/facts/rxe.md §2.11, plus the
  * ranges of IBA 11.2.4.2). Only attributes present in the mask are checked. */
 static int qp_check_values(const struct xrxe_tp_qp *qp, const struct ibv_qp_attr *attr, int mask,
 			   const struct xrxe_av *av)
@@ -488,7 +488,7 @@ int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ib
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) {
 		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
 		/* rxe_qp_from_attr: the resource ring is rounded up to a
-		 * power of 2 (ref/rxe.md §2.6) */
+		 * power of 2 (docs/facts/rxe.md §2.6) */
 		qp->resp.nres = roundup_pow2(attr->max_dest_rd_atomic ? attr->max_dest_rd_atomic
 								      : 1);
 		memset(qp->resp.res, 0, sizeof(qp->resp.res));

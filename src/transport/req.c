@@ -8,7 +8,7 @@
  * (xrxe_tpi_req_rewind) and it simply sends again from there. WQEs keep the
  * PSNs they got the first time, so a resumed message continues at the right
  * offset: SEND/WRITE skip the packets already acknowledged, a READ asks for
- * the remaining bytes with an adjusted RETH (ref/rxe.md §2.4). A loss probe
+ * the remaining bytes with an adjusted RETH (docs/facts/rxe.md §2.4). A loss probe
  * (rto.c) sends one packet of that kind again without moving the position.
  */
 #include <errno.h>
@@ -20,7 +20,7 @@
 
 static bool wr_allowed(enum ibv_qp_type t, uint32_t op)
 {
-	/* ref/rxe.md §1.4 (rxe_wr_opcode_info); SEND_WITH_INV has wire
+	/* docs/facts/rxe.md §1.4 (rxe_wr_opcode_info); SEND_WITH_INV has wire
 	 * opcodes only on RC (IBA table 38). */
 	switch (op) {
 	case IBV_WR_SEND:
@@ -53,12 +53,12 @@ static void wqe_bad(struct tp_swqe *w, enum ibv_wc_status st)
 
 static uint32_t qp_mtu(const struct xrxe_tp_qp *qp)
 {
-	/* UD uses the port MTU (rxe get_mtu, ref/rxe.md §2.8) */
+	/* UD uses the port MTU (rxe get_mtu, docs/facts/rxe.md §2.8) */
 	return qp->type == IBV_QPT_UD ? qp->tp->cfg.max_path_mtu : qp->mtu;
 }
 
 /* Validate the private copy (never the ring slot: the application may be
- * rewriting it). Errors become completion statuses (ref/rxe.md §2.10). */
+ * rewriting it). Errors become completion statuses (docs/facts/rxe.md §2.10). */
 static void wqe_validate(struct xrxe_tp_qp *qp, struct tp_swqe *w, const uint8_t *slot)
 {
 	struct xrxe_tp *tp = qp->tp;
@@ -141,7 +141,7 @@ static void wqe_validate(struct xrxe_tp_qp *qp, struct tp_swqe *w, const uint8_t
 		w->qkey = (w->wr.wr.ud.remote_qkey & 0x80000000u) ? qp->attr.qkey
 								  : w->wr.wr.ud.remote_qkey;
 		/* C10-93.1.1 leaves this to the CI; rxe completes it with
-		 * success without sending (ref/rxe.md §5.4). We report it. */
+		 * success without sending (docs/facts/rxe.md §5.4). We report it. */
 		if (w->length > mtu)
 			return wqe_bad(w, IBV_WC_LOC_LEN_ERR);
 	}
@@ -299,14 +299,14 @@ static uint8_t qp_transport(const struct xrxe_tp_qp *qp)
 
 static bool window_full(const struct xrxe_tp_qp *qp)
 {
-	/* ref/rxe.md §2.1: at most 128 PSNs unacknowledged; fewer while
+	/* docs/facts/rxe.md §2.1: at most 128 PSNs unacknowledged; fewer while
 	 * the path loses packets (rto.c: every PSN in flight when a loss
 	 * happens is sent again, go-back-N) */
 	return qp->type == IBV_QPT_RC &&
 	       xrxe_psn_cmp(qp->req.psn, xrxe_psn_add(qp->comp.psn, xrxe_tpi_rto_cwnd(qp))) >= 0;
 }
 
-/* ref/rxe.md §2.2: an AckReq at least every XRXE_TP_MAX_PKT_PER_ACK
+/* docs/facts/rxe.md §2.2: an AckReq at least every XRXE_TP_MAX_PKT_PER_ACK
  * packets; twice per window when the window is smaller, so that ACKs keep
  * coming while it is open. */
 static uint32_t ackreq_every(const struct xrxe_tp_qp *qp)
@@ -340,7 +340,7 @@ static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 
 	xrxe_tpi_spec_init(qp, w->av ? w->av : &qp->av, &spec);
 	if (w->is_read) {
-		/* A resumed READ asks for the rest (ref/rxe.md §2.4) and
+		/* A resumed READ asks for the rest (docs/facts/rxe.md §2.4) and
 		 * takes one PSN per expected response packet (§2.1). */
 		uint32_t left = w->length - off;
 
@@ -388,7 +388,7 @@ static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 	spec.opcode = qp_transport(qp) | req_opcode(w, first, last);
 	spec.psn = qp->req.psn;
 	spec.payload_len = n;
-	/* ref/rxe.md §2.2: AckReq on the last packet of every message and at
+	/* docs/facts/rxe.md §2.2: AckReq on the last packet of every message and at
 	 * least every XRXE_TP_MAX_PKT_PER_ACK packets; RC only. */
 	spec.ackreq = rc && (last || qp->req.force_ackreq ||
 			     qp->req.pkts_no_ackreq + 1 >= ackreq_every(qp) ||
@@ -531,7 +531,7 @@ static bool req_local_op(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 		err = xrxe_tpi_mw_bind(qp, &w->wr);
 	else
 		err = xrxe_tpi_invalidate(qp, w->wr.ex);
-	/* ref/rxe.md §2.10: a failed bind is MW_BIND_ERR, a failed local
+	/* docs/facts/rxe.md §2.10: a failed bind is MW_BIND_ERR, a failed local
 	 * invalidate LOC_QP_OP_ERR (rxe_do_local_ops) */
 	xrxe_tpi_comp_retire(qp, !err ? IBV_WC_SUCCESS
 				      : w->wr.opcode == IBV_WR_BIND_MW ? IBV_WC_MW_BIND_ERR

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Responder (rxe_resp.c's role): requests coming in. PSN checks, duplicates,
- * receive WQEs, RNR and the NAKs of ref/rxe.md §2.3, data placement, READ
+ * receive WQEs, RNR and the NAKs of docs/facts/rxe.md §2.3, data placement, READ
  * responses and atomics, receive completions.
  *
  * Everything the responder sends back goes through a queue in PSN order
@@ -120,7 +120,7 @@ static int send_atomic_ack(struct xrxe_tp_qp *qp, const struct tp_res *res)
 static void resp_fatal(struct xrxe_tp_qp *qp, uint32_t psn, uint8_t nak, enum ibv_wc_status st,
 		       enum ibv_event_type ev);
 
-/* One READ response packet (ref/rxe.md §2.5): FIRST/MIDDLE/LAST or ONLY at
+/* One READ response packet (docs/facts/rxe.md §2.5): FIRST/MIDDLE/LAST or ONLY at
  * consecutive PSNs; FIRST, LAST and ONLY carry an AETH, MIDDLE does not
  * (IBA 9.3, the opcode table). 1 when the stream is done, 0 when more
  * follow, -ENOBUFS. */
@@ -181,7 +181,7 @@ bool xrxe_tpi_resp_drain(struct xrxe_tp_qp *qp, unsigned budget)
 		int ret;
 
 		/* In ERR only the NAK that caused it still goes out (packets
-		 * are sent for a QP >= RTR, ref/rxe.md §2.11; the terminal
+		 * are sent for a QP >= RTR, docs/facts/rxe.md §2.11; the terminal
 		 * NAK is queued just before the QP moves to ERR). */
 		if (qp->state == IBV_QPS_ERR && e->kind != TP_RSP_ACK) {
 			if (e->kind == TP_RSP_READ)
@@ -228,7 +228,7 @@ bool xrxe_tpi_resp_drain(struct xrxe_tp_qp *qp, unsigned budget)
 
 /* Copy the next receive WQE out of the RQ ring. -EAGAIN: none posted;
  * -EINVAL: malformed (it is still taken, to complete it in error). */
-/* No receive WQE for a request that needs one (ref/rxe.md §2.3): RNR NAK with
+/* No receive WQE for a request that needs one (docs/facts/rxe.md §2.3): RNR NAK with
  * our min_rnr_timer, PSN = this request. The rest of the message is still in
  * flight: no sequence NAKs for it (the requester resends from here anyway). */
 static void rsp_rnr_nak(struct xrxe_tp_qp *qp, uint32_t psn)
@@ -301,7 +301,7 @@ static void complete_rwqe(struct xrxe_tp_qp *qp, struct ibv_wc *wc, bool solicit
 				      qp->rq_cons & qp->rq_mask, memory_order_release);
 	}
 	if (xrxe_tpi_cq_post(qp->recv_cq, wc, solicited))
-		xrxe_tpi_qp_cq_overrun(qp); /* ref/rxe.md §2.3 class G: recv CQ full */
+		xrxe_tpi_qp_cq_overrun(qp); /* docs/facts/rxe.md §2.3 class G: recv CQ full */
 	else if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR)
 		xrxe_tpi_qp_error(qp);
 }
@@ -340,7 +340,7 @@ static void resp_fatal(struct xrxe_tp_qp *qp, uint32_t psn, uint8_t nak, enum ib
 		       enum ibv_event_type ev)
 {
 	if (qp->type != IBV_QPT_RC) {
-		/* UC (ref/rxe.md §2.3 class D): drop the rest of the message */
+		/* UC (docs/facts/rxe.md §2.3 class D): drop the rest of the message */
 		qp->resp.msg = TP_MSG_NONE;
 		qp->resp.drop_msg = true;
 		qp->resp.rcv_off = 0;
@@ -374,7 +374,7 @@ static void recv_wc_init(struct xrxe_tp_qp *qp, struct ibv_wc *wc)
 
 /* Take the receive WQE a message needs (from the SRQ or the RQ) at the packet
  * of PSN psn (flags fl). Without one, RC answers an RNR NAK and UC drops the
- * rest of the message (ref/rxe.md §2.3 class D); a malformed WQE is fatal:
+ * rest of the message (docs/facts/rxe.md §2.3 class D); a malformed WQE is fatal:
  * NAK remote operational error, local LOC_QP_OP_ERR (§2.3). false: the
  * packet is done with. */
 static bool resp_take_rwqe(struct xrxe_tp_qp *qp, uint32_t psn, uint32_t fl)
@@ -416,7 +416,7 @@ static void resp_send(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_
 		if (pl > r->rwqe_len - r->rcv_off) {
 			/* message longer than the receive buffers: local
 			 * length error here, invalid request for the
-			 * requester (IBA 9.7.5.2.x / ref/rxe.md §2.3) */
+			 * requester (IBA 9.7.5.2.x / docs/facts/rxe.md §2.3) */
 			resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_LOC_LEN_ERR,
 				   IBV_EVENT_QP_REQ_ERR);
 			return;
@@ -451,7 +451,7 @@ static void resp_send(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_
 			uint32_t rkey = xrxe_ieth_rkey(ieth);
 
 			if (xrxe_tpi_invalidate(qp, rkey)) {
-				/* ref/rxe.md §2.3 class J: the receive completes
+				/* docs/facts/rxe.md §2.3 class J: the receive completes
 				 * with REM_INV_REQ_ERR and the QP goes to ERR */
 				wc.status = IBV_WC_REM_INV_REQ_ERR;
 			} else {
@@ -493,7 +493,7 @@ static void resp_write(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32
 		r->w_va = xrxe_reth_va(reth);
 		r->w_rkey = xrxe_reth_rkey(reth);
 		r->w_left = r->w_len = len;
-		/* R_Key, range and access for the whole message (ref/rxe.md
+		/* R_Key, range and access for the whole message (docs/facts/rxe.md
 		 * §2.3: NAK remote access error). A zero-length WRITE names
 		 * no memory (C9-88 reasoning, as rxe). */
 		if (len && !xrxe_tpi_rkey_check(qp, r->w_rkey, r->w_va, len,
@@ -534,7 +534,7 @@ static void resp_write(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32
 
 			recv_wc_init(qp, &wc);
 			wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
-			wc.byte_len = r->w_len; /* ref/rxe.md §2.10: the RETH length */
+			wc.byte_len = r->w_len; /* docs/facts/rxe.md §2.10: the RETH length */
 			wc.wc_flags = IBV_WC_WITH_IMM;
 			wc.imm_data = xrxe_immdt_imm(imm);
 			complete_rwqe(qp, &wc, xrxe_bth_se(xrxe_pkt_bth(pkt)));
@@ -547,7 +547,7 @@ static void resp_write(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32
 }
 
 /* A responder resource slot for a new READ/atomic, used round-robin
- * (ref/rxe.md §2.6). A READ still replying is not overwritten: the request
+ * (docs/facts/rxe.md §2.6). A READ still replying is not overwritten: the request
  * is dropped and the requester's retry finds room later. */
 static struct tp_res *res_alloc(struct xrxe_tp_qp *qp)
 {
@@ -598,7 +598,7 @@ static void resp_read(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_
 	res->cur_left = len;
 	res->cur_first = true;
 	rsp_res(qp, res);
-	/* the READ takes one PSN per response packet (ref/rxe.md §2.1) */
+	/* the READ takes one PSN per response packet (docs/facts/rxe.md §2.1) */
 	r->psn = xrxe_psn_add(psn, npkts);
 }
 
@@ -611,7 +611,7 @@ static void resp_atomic(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint3
 	struct tp_res *res;
 	uint8_t *host;
 
-	/* ref/rxe.md §2.3: a misaligned atomic is an invalid request */
+	/* docs/facts/rxe.md §2.3: a misaligned atomic is an invalid request */
 	if (va & 7) {
 		resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
 			   IBV_EVENT_QP_REQ_ERR);
@@ -664,7 +664,7 @@ static void resp_atomic(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint3
 	r->psn = xrxe_psn_add(psn, 1);
 }
 
-/* --- ATOMIC_WRITE and FLUSH (IBA 1.5 annex A19; ref/rxe.md §1.4) ----------
+/* --- ATOMIC_WRITE and FLUSH (IBA 1.5 annex A19; docs/facts/rxe.md §1.4) ----------
  * Both take a responder resource and are answered, like rxe, with a
  * zero-length RDMA READ response ONLY at the request's PSN: a READ resource
  * of length 0 (send_read_one sends it without touching memory), which a
@@ -763,7 +763,7 @@ static void resp_flush(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32
 	resp_read0(qp, res, psn, rkey);
 }
 
-/* --- duplicates (ref/rxe.md §2.6) ------------------------------------------ */
+/* --- duplicates (docs/facts/rxe.md §2.6) ------------------------------------------ */
 
 static void resp_duplicate(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
 {
@@ -836,7 +836,7 @@ static void resp_duplicate(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, ui
 	rsp_ack(qp, xrxe_psn_sub(r->psn, 1), XRXE_AETH_ACK_UNLIMITED);
 }
 
-/* --- UD receive (ref/rxe.md §2.9) ----------------------------------------- */
+/* --- UD receive (docs/facts/rxe.md §2.9) ----------------------------------------- */
 
 static void resp_ud(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 {
@@ -894,7 +894,7 @@ static void resp_ud(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 
 /* --- entry ------------------------------------------------------------------ */
 
-/* UC PSN handling (ref/rxe.md §2.3, IBA 9.8.3): a gap, or a non-FIRST packet
+/* UC PSN handling (docs/facts/rxe.md §2.3, IBA 9.8.3): a gap, or a non-FIRST packet
  * while dropping, drops the rest of the message until the next FIRST/ONLY,
  * which resynchronises the expected PSN. UC never NAKs. false: drop. */
 static bool uc_check_psn(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
@@ -936,7 +936,7 @@ void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 
 		if (d > 0) {
 			/* class B: NAK the expected PSN once, then drop
-			 * silently until it arrives (ref/rxe.md §2.3) */
+			 * silently until it arrives (docs/facts/rxe.md §2.3) */
 			qp->info.out_of_sequence++;
 			if (!r->nak_sent) {
 				r->nak_sent = true;
@@ -954,7 +954,7 @@ void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 		return;
 	}
 
-	/* Opcode sequence (IBA 9.7.5.1.x / ref/rxe.md §2.3): FIRST or ONLY
+	/* Opcode sequence (IBA 9.7.5.1.x / docs/facts/rxe.md §2.3): FIRST or ONLY
 	 * outside a message, MIDDLE/LAST of the same kind inside one. */
 	if ((r->msg == TP_MSG_NONE && !(fl & XRXE_OPF_FIRST)) ||
 	    (r->msg == TP_MSG_SEND && (!(fl & XRXE_OPF_SEND) || (fl & XRXE_OPF_FIRST))) ||
@@ -976,7 +976,7 @@ void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 			   IBV_EVENT_QP_REQ_ERR);
 		goto out;
 	}
-	/* Packet lengths against the path MTU (IBA 9.7.5.1.x; ref/rxe.md §2.3):
+	/* Packet lengths against the path MTU (IBA 9.7.5.1.x; docs/facts/rxe.md §2.3):
 	 * FIRST/MIDDLE exactly one MTU, LAST 1..MTU, ONLY 0..MTU. */
 	pl = pkt->payload_len;
 	if ((fl & (XRXE_OPF_FIRST | XRXE_OPF_MIDDLE | XRXE_OPF_LAST)) &&

@@ -8,7 +8,7 @@
  * Why probes: a lost request is normally repaired by the responder's PSN
  * sequence NAK. When that NAK is lost, or the resend it asked for is lost,
  * the responder stays silent -- it "must not return any other NAK" until the
- * expected PSN arrives (IBA 9.7.5.1.x, ref/rxe.md §2.3) -- and a lost last
+ * expected PSN arrives (IBA 9.7.5.1.x, docs/facts/rxe.md §2.3) -- and a lost last
  * packet draws no NAK at all, so only the Local ACK Timeout recovers: 67 ms
  * at the usual timeout 14, hundreds of round trips. At 1 % loss each way
  * that was ~1.9 s of stall per 10 s (issue 19). An earlier version resent

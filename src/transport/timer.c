@@ -6,7 +6,7 @@
  *
  * Per QP there are three: the local ACK timeout (retransmission), the RNR
  * wait and the adaptive retransmission's fast timer (rto.c). rxe keeps the
- * first two as kernel timers (ref/rxe.md §2.4); here they are u64 fields,
+ * first two as kernel timers (docs/facts/rxe.md §2.4); here they are u64 fields,
  * and the device-wide minimum is a scan over the QPs, which is cheap next
  * to the packet work and keeps no extra state to go stale.
  */
@@ -23,7 +23,7 @@ uint64_t xrxe_tpi_ack_timeout_ns(uint8_t timeout)
 }
 
 /* IBA 9.7.5.2.8 table 45 (RNR NAK timer field encoding), in microseconds.
- * rxe's rnrnak_usec[] has 61410 for code 25 (ref/rxe.md §2.4, a typo of
+ * rxe's rnrnak_usec[] has 61410 for code 25 (docs/facts/rxe.md §2.4, a typo of
  * 61.44 ms); we use the spec value 61440. */
 static const uint32_t rnr_usec[32] = {
 	655360, 10,    20,    30,    40,    60,     80,     120,    160,    240,    320,

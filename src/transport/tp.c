@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The device object: creation, packet dispatch (rxe_recv.c's hdr_check,
- * ref/rxe.md §1.1 "RX validation order"), polling, deadlines, statistics.
+ * docs/facts/rxe.md §1.1 "RX validation order"), polling, deadlines, statistics.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -165,7 +165,7 @@ void xrxe_tpi_qp_rx(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct xrxe
 		tp->stats.rx_drop_bad_pkey++;
 		return;
 	}
-	/* requests for QPs >= RTR, responses for QPs >= RTS (ref/rxe.md §1.1) */
+	/* requests for QPs >= RTR, responses for QPs >= RTS (docs/facts/rxe.md §1.1) */
 	if (fl & XRXE_OPF_REQUEST) {
 		if (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS &&
 		    qp->state != IBV_QPS_SQD && qp->state != IBV_QPS_SQE) {

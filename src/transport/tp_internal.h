@@ -30,7 +30,7 @@
 #define XRXE_TP_QPN_BASE 17u
 
 /* Requester: at most this many unacknowledged PSNs (rxe RXE_MAX_UNACKED_PSNS,
- * ref/rxe.md §2.1), and an AckReq at least every this many packets
+ * docs/facts/rxe.md §2.1), and an AckReq at least every this many packets
  * (RXE_MAX_PKT_PER_ACK, §2.2). */
 #define XRXE_TP_MAX_UNACKED_PSNS 128u
 #define XRXE_TP_MAX_PKT_PER_ACK 64u
@@ -535,7 +535,7 @@ void xrxe_tpi_mcast_rx(struct xrxe_tp *tp, const struct xrxe_pkt *pkt);
  * dispatch to the responder or completer; qp NULL counts a drop. */
 void xrxe_tpi_qp_rx(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt);
 
-/* cc.c: congestion control hooks (DCQCN, ref/dcqcn.md). Every one is a
+/* cc.c: congestion control hooks (DCQCN, docs/facts/dcqcn.md). Every one is a
  * no-op costing a test or two for a QP that never got a CNP. */
 void xrxe_tpi_cc_init(struct xrxe_tp *tp);
 void xrxe_tpi_cc_qp_reset(struct xrxe_tp_qp *qp); /* create, and to RESET */
@@ -555,7 +555,7 @@ void xrxe_tpi_cc_sent(struct xrxe_tp_qp *qp, uint32_t bytes);
 uint64_t xrxe_tpi_cc_deadline(const struct xrxe_tp_qp *qp);
 void xrxe_tpi_cc_info(const struct xrxe_tp_qp *qp, struct xrxe_tp_qp_info *info);
 
-/* ibv_wr_opcode -> ibv_wc_opcode (ref/rxe.md §2.10 wr_to_wc_opcode) */
+/* ibv_wr_opcode -> ibv_wc_opcode (docs/facts/rxe.md §2.10 wr_to_wc_opcode) */
 enum ibv_wc_opcode xrxe_tpi_wc_opcode(uint32_t wr_opcode);
 
 static inline uint32_t xrxe_tpi_mtu_bytes(uint32_t mtu_enum)

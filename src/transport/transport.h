@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The InfiniBand transport core: a sans-I/O state machine (DESIGN.md; the
+ * The InfiniBand transport core: a sans-I/O state machine (docs/architecture.md; the
  * anchor is ngtcp2's lib/, which does no I/O at all).
  *
  * Inputs:  received packets (already parsed and ICRC-checked by src/wire),
@@ -21,7 +21,7 @@
  * looked up and checked, never dereferenced.
  *
  * Structure (rxe's split by role): qp.c (objects, state machine and attribute
- * checks, IBA 10.3 / ref/rxe.md §2.11), req.c (requester: segmentation, PSNs,
+ * checks, IBA 10.3 / docs/facts/rxe.md §2.11), req.c (requester: segmentation, PSNs,
  * window, rd_atomic slots, fences), resp.c (responder: PSN checks,
  * duplicates, RNR/NAKs, read responses, atomics), comp.c (completer:
  * ACK/NAK, timers, retry), mr.c (keys, bounds, access), cq.c (CQE
@@ -102,7 +102,7 @@ struct xrxe_tp_config {
 	const struct xrxe_tp_ops *ops;
 	void *user;
 	/* Largest IB path MTU the port allows (bytes: 256..4096), from the
-	 * netdev MTU as rxe does: netdev MTU - 80 rounded down (ref/rxe.md §3.1). */
+	 * netdev MTU as rxe does: netdev MTU - 80 rounded down (docs/facts/rxe.md §3.1). */
 	uint32_t max_path_mtu;
 	uint32_t max_qp;
 	uint32_t max_mr;
@@ -215,7 +215,7 @@ struct xrxe_tp_qp_init {
 
 int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, uint32_t *qpn,
 		      struct xrxe_tp_qp **out);
-/* IBA 10.3 / ref/rxe.md §2.11: an invalid transition or attribute set fails
+/* IBA 10.3 / docs/facts/rxe.md §2.11: an invalid transition or attribute set fails
  * with -EINVAL and changes nothing. av: the resolved address vector, required
  * when attr_mask has IBV_QP_AV (the caller resolves attr->ah_attr).
  * To RESET: every transport state is forgotten and both SQ and RQ indices
@@ -333,7 +333,7 @@ struct xrxe_tp_stats {
 };
 void xrxe_tp_get_stats(const struct xrxe_tp *tp, struct xrxe_tp_stats *stats);
 
-/* --- Congestion control (DCQCN, ref/dcqcn.md §1) ------------------------------
+/* --- Congestion control (DCQCN, docs/facts/dcqcn.md §1) ------------------------------
  *
  * Notification point: a CE-marked packet for a QP makes it send a CNP (opcode
  * 0x81, BECN, DestQP = the peer's QPN) to the peer, at most one per
@@ -343,7 +343,7 @@ void xrxe_tp_get_stats(const struct xrxe_tp *tp, struct xrxe_tp_stats *stats);
  * never got a CNP (or have recovered to the line rate) are not paced.
  *
  * Parameters carry the NVIDIA/mlx5 debugfs names, units and defaults
- * (ref/dcqcn.md §1.6), so traces compare with ConnectX NICs; xrxe adds the
+ * (docs/facts/dcqcn.md §1.6), so traces compare with ConnectX NICs; xrxe adds the
  * on/off switch and the data packets' marking. Every field is a u32. */
 struct xrxe_tp_cc_params {
 	uint32_t enabled;                     /* 0: no ECN on data, no CNPs, no pacing */
@@ -378,7 +378,7 @@ struct xrxe_tp_cc_params {
 };
 #define XRXE_CC_DSCP_APP 64u
 
-/* The defaults (ref/dcqcn.md §1.6 table). */
+/* The defaults (docs/facts/dcqcn.md §1.6 table). */
 void xrxe_tp_cc_defaults(struct xrxe_tp_cc_params *p);
 /* Replace the device's parameters (every QP follows from its next event;
  * disabling releases every rate limiter at once). -EINVAL if a value is

@@ -21,14 +21,14 @@ void xrxe_tpi_spec_init(const struct xrxe_tp_qp *qp, const struct xrxe_av *av,
 	spec->tclass = xrxe_tpi_cc_tclass(qp->tp, av->tclass);
 	spec->ttl = av->hop_limit;
 	spec->flow_label = av->flow_label;
-	spec->ip_df = true; /* rxe sets DF (ref/rxe.md §1.1) */
+	spec->ip_df = true; /* rxe sets DF (docs/facts/rxe.md §1.1) */
 	if (av->ip_version == 4) {
 		spec->saddr.v4 = av->saddr.v4;
 		spec->daddr.v4 = av->daddr.v4;
 	} else {
 		spec->saddr.v6 = av->saddr.v6;
 		spec->daddr.v6 = av->daddr.v6;
-		/* rxe sends UDP checksum 0 on IPv6 too (ref/rxe.md §5.4.1), which
+		/* rxe sends UDP checksum 0 on IPv6 too (docs/facts/rxe.md §5.4.1), which
 		 * RFC 8200 §8.1 tells receivers to discard and Wireshark flags. A
 		 * real checksum is accepted by every receiver, rxe included (its
 		 * tunnel socket verifies a non-zero one); docs/interop.md. */

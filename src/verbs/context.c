@@ -7,7 +7,7 @@
  *
  * The application's ibv_context is the last member of a struct verbs_context
  * with abi_compat = UINTPTR_MAX and sz = sizeof: the inline verbs of verbs.h
- * find the extended ops at fixed negative offsets (ref/verbs-abi.md §3.2),
+ * find the extended ops at fixed negative offsets (docs/facts/verbs-abi.md §3.2),
  * which the asserts below pin to rdma-core 44's layout.
  */
 #include "verbs/shim.h"
@@ -20,7 +20,7 @@
 
 #include "verbs/mr_remap.h"
 
-/* ref/verbs-abi.md §3.2, measured on rdma-core 44.0-2 */
+/* docs/facts/verbs-abi.md §3.2, measured on rdma-core 44.0-2 */
 _Static_assert(sizeof(struct ibv_device) == 664, "ibv_device");
 _Static_assert(sizeof(struct ibv_context_ops) == 256, "ibv_context_ops");
 _Static_assert(sizeof(struct ibv_context) == 328, "ibv_context");

@@ -4,7 +4,7 @@
  *
  * The CQ ring (abi.h) is produced by the daemon and consumed here without a
  * syscall: load-acquire the producer, copy the CQEs out, store-release the
- * consumer (ref/rxe.md §4.2). Arming is a store into ring->notify; the daemon
+ * consumer (docs/facts/rxe.md §4.2). Arming is a store into ring->notify; the daemon
  * exchanges it back to 0 when it writes the CQ handle into the channel's
  * pipe, whose read end is the channel fd the application polls.
  *

@@ -298,7 +298,7 @@ int xrxe_post_recv_ring(struct xrxe_wq *q, struct ibv_recv_wr *wr, struct ibv_re
 	if (posted) {
 		q->prod = prod;
 		/* release; no doorbell: the responder looks at the RQ when a
-		 * request arrives (ref/rxe.md §4.3) */
+		 * request arrives (docs/facts/rxe.md §4.3) */
 		__atomic_store_n(&q->ring->producer, prod, __ATOMIC_RELEASE);
 	}
 	pthread_spin_unlock(&q->lock);

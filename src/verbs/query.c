@@ -4,7 +4,7 @@
  * page without a round trip. Port state and the GID table change at run time
  * (addresses come and go), so reads go through the page's seqlock.
  *
- * GID semantics follow rdma-core 44 (ref/verbs-abi.md §4): ibv_query_gid
+ * GID semantics follow rdma-core 44 (docs/facts/verbs-abi.md §4): ibv_query_gid
  * returns 0 and an all-zero GID for an empty slot; _ibv_query_gid_ex returns
  * ENODATA for it; ibv_query_gid_type (PRIVATE_34, for ibv_devinfo) speaks the
  * *sysfs* enum (0 = IB/RoCE v1, 1 = RoCE v2) and says v1 for an empty slot.

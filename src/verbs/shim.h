@@ -26,7 +26,7 @@
 #pragma GCC visibility pop
 
 /* verbs.h turns these into macros around inline helpers; we define the real
- * exported functions (ref/verbs-abi.md §5.3 pitfall 5). */
+ * exported functions (docs/facts/verbs-abi.md §5.3 pitfall 5). */
 #undef ibv_query_port
 #undef ibv_reg_mr
 #undef ibv_reg_mr_iova
@@ -42,45 +42,9 @@
 #define xrxe_container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
-/* --- logging (stderr, XRXE_LOG=debug|info|warn|error; default warn) --------- */
-enum { XRXE_SHIM_ERR, XRXE_SHIM_WARN, XRXE_SHIM_INFO, XRXE_SHIM_DEBUG };
-void xrxe_shim_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#define shim_err(...) xrxe_shim_log(XRXE_SHIM_ERR, __VA_ARGS__)
-#define shim_warn(...) xrxe_shim_log(XRXE_SHIM_WARN, __VA_ARGS__)
-#define shim_dbg(...) xrxe_shim_log(XRXE_SHIM_DEBUG, __VA_ARGS__)
-
-/* --- control connection (ctrl.c) ---------------------------------------------- */
-struct xrxe_conn {
-	int fd;
-	pthread_mutex_t lock; /* one request/reply in flight per connection */
-	uint32_t seq;
-	/* Set once the daemon is known to be gone (a control call saw the
-	 * connection hang up, the async pipe hit end of file, a CQ or post
-	 * check found POLLHUP): every post and poll then fails at once. */
-	_Atomic bool gone;
-	uint32_t post_checks; /* posts since the last hang-up check (racy: a hint) */
-};
-
-int xrxe_conn_open(struct xrxe_conn *c, const char *path);
-void xrxe_conn_close(struct xrxe_conn *c);
-/*
- * One round trip. req starts with struct xrxe_ctrl_hdr (op, length and seq are
- * filled in here). On success (0) the first rep_len bytes of the reply are in
- * rep and up to *nrfds received descriptors in rfds (*nrfds updated; extra
- * ones are closed). Returns 0 or -errno (the daemon's status, or a transport
- * error: -ECONNRESET when the daemon is gone, -EPROTO for a malformed reply).
- */
-int xrxe_conn_call(struct xrxe_conn *c, uint16_t op, void *req, size_t req_len, const int *fds,
-		   unsigned int nfds, void *rep, size_t rep_len, int *rfds, unsigned int *nrfds);
-/* The daemon no longer exists: destroy paths treat the object as gone. */
-bool xrxe_conn_gone(int err);
-/* True if the daemon is gone: the flag, and every XRXE_DEAD_CHECK_EVERY
- * calls one non-blocking poll() of the control socket for a hang-up (so a
- * post loop notices without an async-event reader). For the data path. */
-#define XRXE_DEAD_CHECK_EVERY 65536
-bool xrxe_conn_dead(struct xrxe_conn *c);
-/* One non-blocking look for a hang-up; sets c->gone. */
-bool xrxe_conn_hung_up(struct xrxe_conn *c);
+/* --- logging and the control connection: src/shim/ctrl.h (shared with the
+ * RDMA CM shim) ------------------------------------------------------------- */
+#include "shim/ctrl.h"
 
 /* --- devices (device.c) ---------------------------------------------------------- */
 struct xrxe_device {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Exports that exist so that every client links and loads (all of them are
- * BIND_NOW, ref/verbs-abi.md §0), but that xrxe does not implement. Each
+ * BIND_NOW, docs/facts/verbs-abi.md §0), but that xrxe does not implement. Each
  * answers the way rdma-core reports an unsupported operation: a positive
  * errno where the function returns an int error code, NULL with errno for
  * constructors, nothing for void functions. docs/verbs-shim.md has the table.
@@ -213,7 +213,7 @@ CMD_STUB(ibv_cmd_resize_cq)
 /* --- compat aliases ------------------------------------------------------------------
  * name@IBVERBS_1.0 served binaries linked against libibverbs before 1.1, with
  * the old struct layouts (struct ibv_device_1_0 & co.). No client on Debian 12
- * uses them (ref/verbs-abi.md §5.1); they fail cleanly rather than hand new
+ * uses them (docs/facts/verbs-abi.md §5.1); they fail cleanly rather than hand new
  * objects to code expecting the old ones. */
 
 #define COMPAT_PTR(name)                                                  \

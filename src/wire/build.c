@@ -2,7 +2,7 @@
 /*
  * Build a frame: Ethernet [+ VLAN] + IPv4/IPv6 + UDP + BTH + extended headers,
  * then (after the caller placed the payload) pad, ICRC and the optional UDP
- * checksum. The layout is what rxe sends (../shared/ref/rxe.md §1.1), so that
+ * checksum. The layout is what rxe sends (docs/facts/rxe.md §1.1), so that
  * build(pkt_to_spec(parse(f))) reproduces every frame rxe emits.
  */
 #include <errno.h>

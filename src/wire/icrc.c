@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The RoCEv2 invariant CRC (IBA 7.8.1 for the ICRC itself; annex A17.3.3 for
- * what RoCEv2 feeds it; ../shared/ref/rxe.md §1.5 for rxe's exact masking).
+ * what RoCEv2 feeds it; docs/facts/rxe.md §1.5 for rxe's exact masking).
  *
  * ICRC = CRC-32 (reflected, poly 0xEDB88320, the Ethernet/zlib CRC) over
  *   8 bytes of 0xFF        the LRH that RoCEv2 does not carry, fully masked

@@ -124,7 +124,7 @@ static int check(const uint8_t *pool)
 			bad = 1;
 		}
 	}
-	/* xrxe_icrc == zlib over FF*8 | masked IP/UDP/BTH | rest (ref/rxe.md §1.5),
+	/* xrxe_icrc == zlib over FF*8 | masked IP/UDP/BTH | rest (docs/facts/rxe.md §1.5),
 	 * and equals the trailer the builder wrote */
 	for (int i = 0; i < 64; i++) {
 		size_t n = make_frame(frame, sizeof(frame), pool + (size_t)i * BUF);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench-cc: the congestion-control experiments of ref/dcqcn.md §4.2 on
+# make bench-cc: the congestion-control experiments of docs/facts/dcqcn.md §4.2 on
 # one host, each run with CC off and (when the daemon has it) on, in the same
 # invocation. Not part of make test: minutes long, and the numbers depend on
 # how busy the machine is.

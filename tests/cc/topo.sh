@@ -1,11 +1,11 @@
 # shellcheck shell=bash
-# The congestion-control experiments' topology (ref/dcqcn.md §4.2): sender
+# The congestion-control experiments' topology (docs/facts/dcqcn.md §4.2): sender
 # namespaces -> a router namespace -> one receiver namespace, every link a veth
 # at MTU 9000, xrxed in each endpoint. The router forwards in the kernel; its
 # egress toward the receiver is the bottleneck: an htb class at CC_RATE with a
 # byte FIFO of CC_QLIMIT behind it, and xrxe-impair marking ECN by DCQCN's CP
 # rule on a phantom queue drained at the same rate (plus loss for E4).
-# AF_XDP transmit skips the sender's own qdisc and tc hooks (ref/dcqcn.md
+# AF_XDP transmit skips the sender's own qdisc and tc hooks (docs/facts/dcqcn.md
 # §4.2 constraint 1), which is why all of this sits on the router.
 #
 #   s1 (10.81.1.1) ──┐

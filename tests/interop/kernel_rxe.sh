@@ -87,7 +87,7 @@ topology() {
 		ip -n "$NS_BR" link set "$TAP" master br0 up &&
 		ip -n "$NS_EP" addr add "$HOST4/24" dev "$IF_EP" &&
 		ip -n "$NS_EP" addr add "$HOST6/64" dev "$IF_EP" nodad &&
-		# AF_XDP transmit completes frames a noqueue veth dropped (ref/afxdp.md pitfall 6).
+		# AF_XDP transmit completes frames a noqueue veth dropped (docs/facts/afxdp.md pitfall 6).
 		ip netns exec "$NS_EP" tc qdisc replace dev "$IF_EP" root pfifo &&
 		ip -n "$NS_EP" link set "$IF_EP" up
 }
@@ -905,7 +905,7 @@ tap_diag "$out"
 
 # tshark, an independent decoder: frames decode as InfiniBand, nothing is
 # malformed, no error-level expert item, UDP checksums checked where sent.
-# The one exception is rxe's zero UDP checksum on IPv6 (ref/rxe.md §5.4.1,
+# The one exception is rxe's zero UDP checksum on IPv6 (docs/facts/rxe.md §5.4.1,
 # docs/interop.md): it is tolerated from the guest only.
 # Application payloads are random bytes: Wireshark's upper-layer heuristics
 # (RPC-over-RDMA, SMB Direct, iSER, ...) guess at them and report their own
@@ -1050,7 +1050,7 @@ if out=$(guest_run "$LOSS_SETUP" 2>&1); then
 		done
 		# A local ACK timeout of 134 ms (exponent 15) instead of 67 ms:
 		# xrxe gives up after 7 retries as IBA says (rxe never does,
-		# ref/rxe.md §5.4.4), and a TCG guest on a loaded host, fed a
+		# docs/facts/rxe.md §5.4.4), and a TCG guest on a loaded host, fed a
 		# go-back-N window of retransmissions, can stall for more than
 		# 8 x 67 ms (seen once in four runs at load 7 on 2 cores).
 		integrity 2 $((mtu + ipv + 1)) 15

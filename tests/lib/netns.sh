@@ -19,9 +19,9 @@
 #
 # Both ends get a pfifo root qdisc (NETNS_QDISC, "" to keep veth's noqueue):
 # with noqueue, veth drops frames silently when the peer's ring is full,
-# and AF_XDP transmit completes them anyway (ref/afxdp.md pitfall 6).
+# and AF_XDP transmit completes them anyway (docs/facts/afxdp.md pitfall 6).
 #
-# Pitfalls kept in mind (ref/afxdp.md): `ip netns exec` gives each command a
+# Pitfalls kept in mind (docs/facts/afxdp.md): `ip netns exec` gives each command a
 # fresh /sys (bpffs unmounted, pins made inside vanish when it exits); native
 # XDP on a veth needs an xdp.frags program once the peer MTU exceeds 3506;
 # frames XDP-redirected *into* a veth arrive only if the receiving end has a

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Congestion control (DCQCN) on a real wire (issue 6): three namespaces,
 #   A (xrxed, sender) -- R (kernel router) -- B (xrxed, receiver)
-# because AF_XDP transmit bypasses the sender's own qdisc (ref/dcqcn.md §4.2):
+# because AF_XDP transmit bypasses the sender's own qdisc (docs/facts/dcqcn.md §4.2):
 # a tiny tc BPF program on R's ingress from A plays the congested switch and
 # sets CE on ECN-capable RoCEv2 packets. Checks:
 #   - `xrxe cc show/set/enable/disable`: values round-trip, bad names and
@@ -263,7 +263,7 @@ while off + 16 <= len(data):
     if bth[4] != 0x40: bad.append("BTH byte 4 %#x, want BECN only" % bth[4])
     if bth[2:4] != b"\xff\xff": bad.append("P_Key")
     if rest[:16] != bytes(16): bad.append("reserved bytes not zero")
-    # ICRC (ref/dcqcn.md §2.1): 8 x 0xFF, IP with TOS/TTL/checksum masked,
+    # ICRC (docs/facts/dcqcn.md §2.1): 8 x 0xFF, IP with TOS/TTL/checksum masked,
     # UDP checksum masked, BTH byte 4 masked, the rest as sent
     mip = bytearray(ip); mip[1] = 0xff; mip[8] = 0xff; mip[10:12] = b"\xff\xff"
     mudp = bytearray(udp); mudp[6:8] = b"\xff\xff"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The verbs shim ($BUILD/lib/xrxe/libibverbs.so.1) as a drop-in for rdma-core
-# 44's libibverbs.so.1 (ref/verbs-abi.md):
+# 44's libibverbs.so.1 (docs/facts/verbs-abi.md):
 #  1. its export table equals the installed library's: every name@version,
 #     default (@@) or compat (@), with the same symbol type;
 #  2. every stock client loads with it: ibverbs-utils, perftest (which pulls

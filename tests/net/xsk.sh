@@ -37,7 +37,7 @@ GEN_COUNT=${GEN_COUNT:-20000}
 # VM (other processes, the sender itself, ASan): unpaced senders reach 1.1 /
 # 0.27 Mpps (small / 9018 B), and the receiver's RX ring (8192 descriptors
 # here) holds 8192 small frames but only 2730 of 9018 bytes (3 buffers each).
-# At these rates it rides out stalls of 80-90 ms (ref/afxdp.md pitfall 13).
+# At these rates it rides out stalls of 80-90 ms (docs/facts/afxdp.md pitfall 13).
 GEN_RATE_SMALL=${GEN_RATE_SMALL:-100000}
 GEN_RATE_JUMBO=${GEN_RATE_JUMBO:-30000}
 # At load 12 it was still descheduled for longer (1 495 of 20 000 jumbo

@@ -45,7 +45,7 @@
 #define TX_BATCH 32
 #define MAX_EXPECT 16
 /* Copy-mode RX buffer: a 4096-byte chunk minus the kernel's 256-byte XDP
- * headroom. Frames above it need multi-buffer AF_XDP (ref/afxdp.md pitfall 4). */
+ * headroom. Frames above it need multi-buffer AF_XDP (docs/facts/afxdp.md pitfall 4). */
 #define SINGLE_BUF_MAX 3840
 /* Source port of generated frames (rxe derives it from the QPN; any is fine). */
 #define GEN_UDP_SPORT 49152
@@ -751,7 +751,7 @@ static void print_xsk_stats(struct xrxe_xsk *xsk)
 }
 
 /* Wait for frames without burning a core when nothing comes: spin a little
- * (a wake-up costs tens of µs in this VM, ref/afxdp.md pitfall 13), then
+ * (a wake-up costs tens of µs in this VM, docs/facts/afxdp.md pitfall 13), then
  * sleep in poll() for at most 10 ms. */
 static void rx_wait(const struct opts *o, struct io *io, unsigned *empty)
 {
@@ -1169,7 +1169,7 @@ static void pace(double rate, uint64_t t0, uint64_t i)
 }
 
 /* Send one contiguous frame through the xsk, waiting for room as long as the
- * kernel keeps pushing back (pfifo on veth, ref/afxdp.md pitfall 6). */
+ * kernel keeps pushing back (pfifo on veth, docs/facts/afxdp.md pitfall 6). */
 static int xsk_send_wait(struct xrxe_xsk *xsk, const uint8_t *frame, uint32_t len)
 {
 	uint64_t t0 = 0;

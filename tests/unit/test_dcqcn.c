@@ -2,7 +2,7 @@
 /*
  * DCQCN reaction point (src/transport/dcqcn.c), notification point limiter
  * (np.c) and pacer (pacer.c), fed event sequences; expected values are
- * worked out by hand from the equations in dcqcn.h / ref/dcqcn.md §1.5-1.6
+ * worked out by hand from the equations in dcqcn.h / docs/facts/dcqcn.md §1.5-1.6
  * (the arithmetic is in the comments; integer division rounds down, the
  * increase average rounds up).
  */
@@ -26,7 +26,7 @@ Test(dcqcn_params, defaults_are_nvidia)
 {
 	struct xrxe_tp_cc_params p = base_params();
 
-	/* ref/dcqcn.md §1.6 table */
+	/* docs/facts/dcqcn.md §1.6 table */
 	cr_assert_eq(p.rp_dce_tcp_g, 1019);
 	cr_assert_eq(p.rp_dce_tcp_rtt, 1);
 	cr_assert_eq(p.rp_initial_alpha_value, 1023);

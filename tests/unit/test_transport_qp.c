@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The QP state machine (IBA 10.3.1, ref/rxe.md §2.11): every valid
+ * The QP state machine (IBA 10.3.1, docs/facts/rxe.md §2.11): every valid
  * transition with its required attributes is accepted; invalid transitions,
  * missing required attributes, attributes a transition does not allow and
  * out-of-range values fail with -EINVAL and change nothing.
@@ -16,7 +16,7 @@
 enum { T_RC, T_UC, T_UD };
 
 /* The expected table, written out independently of src/transport/qp.c
- * from ref/rxe.md §2.11 / the kernel's qp_state_table. */
+ * from docs/facts/rxe.md §2.11 / the kernel's qp_state_table. */
 struct exp {
 	bool valid;
 	int req[3], opt[3];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * RC behaviour and error paths (ref/rxe.md §2.2-§2.10): NAKs and their
+ * RC behaviour and error paths (docs/facts/rxe.md §2.2-§2.10): NAKs and their
  * completions on both sides, RNR and transport retries with their timing,
  * flushes, unsignalled WRs, CQ overrun, duplicate READ and atomic replay,
  * SEND_WITH_INV, fences, rd_atomic depth, the 128-PSN window, AckReq

@@ -2,7 +2,7 @@
 /*
  * UC over the in-memory wire: SEND, SEND_WITH_IMM, RDMA_WRITE and
  * WRITE_WITH_IMM with no acknowledgements at all, and the loss rule of
- * ref/rxe.md §2.3 (IBA 9.8.3, UC): a PSN gap drops the rest of the
+ * docs/facts/rxe.md §2.3 (IBA 9.8.3, UC): a PSN gap drops the rest of the
  * message until the next FIRST or ONLY, whose receive WQE is the one the
  * broken message had started; never a partial delivery, never an error.
  */

@@ -26,7 +26,7 @@ static const size_t hdr_len[XRXE_HDR_COUNT] = {
 
 #define H(x) XRXE_HDR_BIT(XRXE_HDR_##x)
 
-/* ref/rxe.md §1.4, written out independently of src/wire/opcode.c */
+/* docs/facts/rxe.md §1.4, written out independently of src/wire/opcode.c */
 static const struct {
 	uint8_t op;
 	const char *name;

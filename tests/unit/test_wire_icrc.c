@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * ICRC: the two worked vectors of ref/rxe.md §1.5 (one from real ConnectX-4 Lx
+ * ICRC: the two worked vectors of docs/facts/rxe.md §1.5 (one from real ConnectX-4 Lx
  * hardware), and the coverage of the mask: every single-bit flip inside the
  * ICRC's coverage is caught, every flip of a masked bit is not.
  */

@@ -85,7 +85,7 @@ static const char help_text[] =
 	"    --ecn-rate RATE    phantom queue drain rate, tc units: 10gbit, 800mbit,\n"
 	"                       125mbps (bytes/s), 1gibit; up to 100gbit\n"
 	"    --ecn-kmin BYTES   tc sizes: 1500, 30kb (1024-based); default 4000 bytes\n"
-	"                       per Gbit/s of RATE (HPCC's DCQCN profile, ref/dcqcn.md)\n"
+	"                       per Gbit/s of RATE (HPCC's DCQCN profile, docs/facts/dcqcn.md)\n"
 	"    --ecn-kmax BYTES   default 16000 bytes per Gbit/s of RATE; >= KMIN\n"
 	"    --ecn-pmax PCT     default 20\n"
 	"    --ecn-limit BYTES  the phantom queue holds at most BYTES: a frame that would\n"
@@ -302,7 +302,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return usage("--ecn-kmin/--ecn-kmax/--ecn-pmax/--ecn-limit need --ecn-rate");
 	if (a->have_rate) {
 		/* Defaults scaled with the rate like HPCC's DCQCN profile
-		 * (ref/dcqcn.md §1.7): Kmin 100 KB and Kmax 400 KB at 25 Gbit/s. */
+		 * (docs/facts/dcqcn.md §1.7): Kmin 100 KB and Kmax 400 KB at 25 Gbit/s. */
 		double gbit = (double)a->rate * 8 / 1e9;
 
 		if (!a->have_kmin)

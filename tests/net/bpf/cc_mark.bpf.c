@@ -2,7 +2,7 @@
 /*
  * tests/net/cc.sh's congested switch: a tc (cls_bpf, direct-action) program
  * that sets ECN = CE on ECN-capable RoCEv2 IPv4 packets (UDP 4791), as an
- * AQM marks instead of dropping (RFC 3168; ref/dcqcn.md §2.2). Not-ECT
+ * AQM marks instead of dropping (RFC 3168; docs/facts/dcqcn.md §2.2). Not-ECT
  * packets are left alone, as a real AQM would. The IPv4 checksum is fixed;
  * the ICRC masks the TOS byte, so it stays valid.
  */

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Client side of the control protocol (include/xrxe/abi.h): one SOCK_SEQPACKET
- * connection per verbs context, strict request -> reply with a sequence
- * number, descriptors in SCM_RIGHTS. A mutex keeps one request in flight per
- * connection, so verbs calls from several threads are safe.
+ * Client side of the control protocol (include/xrxe/abi.h) and logging, for
+ * both shims: the verbs shim (a connection per verbs context) and the RDMA CM
+ * shim (a CM connection per daemon). src/shim/ctrl.h has the rules.
  */
-#include "verbs/shim.h"
+#include "shim/ctrl.h"
+
+#include "xrxe/abi.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -17,8 +18,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#ifndef XRXE_SHIM_LIB
+#error "XRXE_SHIM_LIB names the library that builds this file (mk/verbs.mk, mk/rdmacm.mk)"
+#endif
+
 /* A control request may wait for the daemon to resolve a neighbour (modify
- * QP to RTR); a daemon that is stopped must not hang the application forever. */
+ * QP to RTR); a daemon that is stopped (SIGSTOP, a debugger) must not hang the
+ * application forever. CM requests are answered at once (resolution and the
+ * CM protocol report through events). */
 #define XRXE_CTRL_TIMEOUT_S 60
 
 /* --- logging ----------------------------------------------------------------- */
@@ -27,6 +34,7 @@ static int log_level = -1;
 
 void xrxe_shim_log(int level, const char *fmt, ...)
 {
+	char line[512];
 	va_list ap;
 
 	if (log_level < 0) {
@@ -42,17 +50,15 @@ void xrxe_shim_log(int level, const char *fmt, ...)
 	}
 	if (level > log_level)
 		return;
-	char line[512];
-
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "libibverbs (xrxe): %s\n", line);
+	fprintf(stderr, XRXE_SHIM_LIB " (xrxe): %s\n", line);
 }
 
 /* --- connection --------------------------------------------------------------- */
 
-int xrxe_conn_open(struct xrxe_conn *c, const char *path)
+int xrxe_conn_connect(struct xrxe_conn *c, const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { .tv_sec = XRXE_CTRL_TIMEOUT_S };
@@ -74,8 +80,18 @@ int xrxe_conn_open(struct xrxe_conn *c, const char *path)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	c->fd = fd;
 	c->seq = 0;
-	pthread_mutex_init(&c->lock, NULL);
+	c->post_checks = 0;
+	atomic_store_explicit(&c->gone, false, memory_order_relaxed);
 	return 0;
+}
+
+int xrxe_conn_open(struct xrxe_conn *c, const char *path)
+{
+	int ret = xrxe_conn_connect(c, path);
+
+	if (!ret)
+		pthread_mutex_init(&c->lock, NULL);
+	return ret;
 }
 
 void xrxe_conn_close(struct xrxe_conn *c)
