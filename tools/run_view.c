@@ -183,9 +183,18 @@ static int cover_dir(const char *dir, const char *const *skip, char *why, size_t
 
 		if (!strcmp(n, ".") || !strcmp(n, "..") || skipped(n, skip))
 			continue;
+		unsigned char type = de->d_type;
+
+		if (type == DT_UNKNOWN) { /* a file system that does not say */
+			struct stat st;
+
+			if (fstatat(old, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+		}
 		snprintf(src, sizeof(src), "/proc/self/fd/%d/%s", old, n);
 		snprintf(dst, sizeof(dst), "%s/%s", dir, n);
-		if (de->d_type == DT_LNK) {
+		if (type == DT_LNK) {
 			l = readlinkat(old, n, target, sizeof(target) - 1);
 			if (l < 0)
 				continue;
@@ -194,7 +203,7 @@ static int cover_dir(const char *dir, const char *const *skip, char *why, size_t
 				goto fail;
 			continue;
 		}
-		if (de->d_type == DT_DIR) {
+		if (type == DT_DIR) {
 			if (mkdir(dst, 0755) < 0)
 				goto fail;
 		} else {
@@ -361,10 +370,8 @@ static int write_device(const struct shim_fns *fn, struct ibv_device *dev, char 
 	const char *name = dev->name;
 	int err = 0;
 
-	if (!ctx) {
-		say(why, len, "%s: ibv_open_device: %s", name, strerror(errno));
-		return -errno;
-	}
+	if (!ctx) /* its daemon stopped since it was listed: no view for it */
+		return 0;
 	memset(&pa, 0, sizeof(pa));
 	if (fn->query_device(ctx, &da) || fn->query_port(ctx, 1, &pa)) {
 		err = -EIO;

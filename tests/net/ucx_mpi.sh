@@ -230,8 +230,11 @@ for who in root user; do
 		continue
 	fi
 	[ "$who" = user ] && [ -n "${UCX_MPI_QUICK:-}" ] && continue
+	t0=$SECONDS
 	view_checks "$who"
 	ucx_info_check "$who"
+	tap_diag "$who: view and ucx_info in $((SECONDS - t0)) s"
+	t0=$SECONDS
 	if [ "$who" = root ]; then
 		for tls in rc_verbs,ud_verbs ud_verbs; do
 			perftest "$who" "$tls" tag_lat 8 200
@@ -244,6 +247,8 @@ for who in root user; do
 		perftest "$who" rc_verbs,ud_verbs tag_bw 65536 100
 		perftest "$who" ud_verbs tag_bw 65536 100
 	fi
+	tap_diag "$who: ucx_perftest runs in $((SECONDS - t0)) s"
+	t0=$SECONDS
 
 	if ! command -v mpirun.openmpi >/dev/null || ! command -v mpicc.openmpi >/dev/null; then
 		tap_skip "$who: Open MPI over UCX" "openmpi-bin / libopenmpi-dev are not installed (scripts/deps.sh)"
@@ -283,6 +288,7 @@ for who in root user; do
 			tap_skip "MPICH -n 2" "mpich / libmpich-dev are not installed (scripts/deps.sh)"
 		fi
 	fi
+	tap_diag "$who: MPI jobs in $((SECONDS - t0)) s"
 done
 
 # --- nothing left behind ----------------------------------------------------------
