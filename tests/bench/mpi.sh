@@ -9,7 +9,7 @@
 #
 # Environment:
 #   BENCH_DURATION=S     seconds of ib_write_bw (default 3)
-#   MPI_BENCH_ITERS=N    1 MiB ping-pong round trips (default 200)
+#   MPI_BENCH_ITERS=N    1 MiB messages of ucx_perftest and MPI round trips (default 50)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
@@ -20,7 +20,7 @@ XRXE=$PWD/$BUILD/bin/xrxe
 RUN=("$XRXE" run --)
 AGENT=$PWD/tests/mpi/netns_agent.sh
 DURATION=${BENCH_DURATION:-3}
-ITERS=${MPI_BENCH_ITERS:-200}
+ITERS=${MPI_BENCH_ITERS:-50}
 
 for p in ib_write_bw ib_write_lat ucx_perftest mpirun.openmpi mpicc.openmpi; do
 	if ! command -v "$p" >/dev/null; then
@@ -95,9 +95,12 @@ ucp() {
 	local spid=$!
 	wait_port "$NS_B" "$PORT"
 	ns_exec "$NS_A" timeout 90 taskset -c 1 env UCX_TLS=rc_verbs,ud_verbs "${RUN[@]}" \
-		ucx_perftest "$IP4_B" -p "$PORT" -t "$test" -s "$size" -n "$n" 2>&1 |
-		awk -v f="$field" '/^Final:/ { print $f }'
+		ucx_perftest "$IP4_B" -p "$PORT" -t "$test" -s "$size" -n "$n" >"$tmp/ucp.client" 2>&1
 	wait "$spid"
+	awk -v f="$field" '/^Final:/ { print $f }' "$tmp/ucp.client"
+	# no result: say why, below the table
+	grep -q '^Final:' "$tmp/ucp.client" ||
+		tail -n 3 "$tmp/ucp.client" "$tmp/ucp.server" | sed "s/^/ucx_perftest $test: /" >>"$tmp/why"
 }
 UBW=$(ucp 7 tag_bw 1048576 "$ITERS")
 ULAT=$(ucp 5 tag_lat 8 2000)
@@ -124,4 +127,5 @@ printf '%-58s %7s%%\n' "  ucx_perftest tag_bw 1 MiB / ib_write_bw 1 MiB" "$(rati
 printf '%-58s %7sx\n' "  ucx_perftest tag_lat / ib_write_lat" "$(ratio "$ULAT" "$WLAT")"
 printf '%-58s %7sx\n' "  MPI 8 B RTT/2 / ib_write_lat" "$(ratio "$MLAT_HALF" "$WLAT")"
 [ -s "$tmp/mpi.err" ] && grep -v '^$' "$tmp/mpi.err" | tail -n 5 | sed 's/^/mpi: /'
+[ -s "$tmp/why" ] && cat "$tmp/why"
 exit 0
