@@ -11,7 +11,7 @@
 #   BENCH_DURATION=S     seconds of ib_write_bw (default 3)
 #   MPI_BENCH_ITERS=N    1 MiB messages of ucx_perftest and MPI round trips (default 50)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 source tests/lib/netns.sh
@@ -46,6 +46,7 @@ for end in A B; do
 	ip -n "${!ns_var}" link set "$new" up
 	printf -v "IF_$end" '%s' "$new"
 done
+tmp=""
 netns_tmpdir tmp
 chmod 755 "$tmp"
 # The daemons as in tests/bench/verbs.sh: each on the core of the other
@@ -58,8 +59,8 @@ if ! netns_wait_file "/run/xrxe/$IF_A.sock" 10 || ! netns_wait_file "/run/xrxe/$
 	exit 1
 fi
 wait_port() {
-	local i
-	for i in $(seq 200); do
+	local _
+	for _ in $(seq 200); do
 		ns_exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
 		sleep 0.05
 	done

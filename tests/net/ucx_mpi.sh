@@ -245,7 +245,6 @@ for who in root user; do
 	else
 		perftest "$who" rc_verbs,ud_verbs tag_lat 8 200
 		perftest "$who" rc_verbs,ud_verbs tag_bw 65536 100
-		perftest "$who" ud_verbs tag_bw 65536 100
 	fi
 	tap_diag "$who: ucx_perftest runs in $((SECONDS - t0)) s"
 	t0=$SECONDS
