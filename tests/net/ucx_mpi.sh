@@ -141,7 +141,7 @@ view_checks() {
 ucx_info_check() {
 	local who=$1 out
 	out=$(ns_exec "$NS_A" timeout "$T" bash -c "$(declare -f as); USER_NAME=$USER_NAME
-		as $who '$XRXE' run -- ucx_info -d" 2>&1)
+		as $who env UCX_LOG_LEVEL=debug '$XRXE' run -- ucx_info -d" 2>&1)
 	# The memory domain of our device, then its transports.
 	awk -v md="xrxe_$IF_A" '
 		/^# Memory domain:/ { on = ($4 == md) }
@@ -150,6 +150,11 @@ ucx_info_check() {
 	result "$who: ucx_info -d lists xrxe_$IF_A with rc_verbs and ud_verbs" \
 		"$(grep -E 'Memory domain|Transport|Device' <<<"$out" | head -n 30)"
 	tap_diag "transports on xrxe_$IF_A: $(tr '\n' ' ' <"$TMP/tls.$who")"
+	# The GID UCX picks: RoCE v2 over IPv4, slot 1 (0 is the link-local
+	# one; the shim's order: link-local, IPv4, IPv6).
+	grep -q "xrxe_$IF_A:1 using gid_index 1\$" <<<"$out"
+	result "$who: UCX picks GID index 1, the RoCE v2 IPv4 GID" \
+		"$(grep -E 'gid_index|adding gid' <<<"$out" | head -n 6)"
 	# UCX's bandwidth model comes from the port speed: 10 Gb/s, not 2.5.
 	local bw
 	bw=$(awk -v md="xrxe_$IF_A" '/^# Memory domain:/ { on = ($4 == md) }
