@@ -50,6 +50,15 @@ source "$XRXE_ROOT/tests/lib/netns.sh"
 source "$XRXE_ROOT/tests/lib/verbs.sh"
 netns_tmpdir TMP
 chmod 755 "$TMP" # the ordinary user runs programs built here
+# ... and xrxe, its shims, the agent and the Python job: copies here, since
+# the checkout may not be readable by that user (a CI clone in a 0700
+# directory). xrxe finds its shims at ../lib/xrxe from its own binary.
+mkdir -p "$TMP/x/bin" "$TMP/x/lib/xrxe" "$TMP/x/mpi"
+cp "$XRXE" "$TMP/x/bin/xrxe" && cp -P "$BDIR"/lib/xrxe/lib* "$TMP/x/lib/xrxe/" &&
+	cp "$AGENT" "$XRXE_ROOT/tests/mpi/allreduce.py" "$XRXE_ROOT/tests/mpi/mpi_check.c" "$TMP/x/mpi/" ||
+	{ tap_fail "copying xrxe and the MPI files to $TMP"; exit 1; }
+chmod -R a+rX "$TMP/x"
+XRXE=$TMP/x/bin/xrxe AGENT=$TMP/x/mpi/netns_agent.sh MPI_DIR=$TMP/x/mpi
 netns_pair 47 9000
 # UCX 1.13 keeps memory-domain names in 16 bytes (UCT_MD_NAME_MAX) and cuts
 # longer ones, then finds no such device: xrxe_IFACE must stay within 15
@@ -259,7 +268,7 @@ for who in root user; do
 		continue
 	fi
 	if [ ! -x "$TMP/mpi_check.openmpi" ] &&
-		! mpicc.openmpi -O2 -o "$TMP/mpi_check.openmpi" "$XRXE_ROOT/tests/mpi/mpi_check.c" 2>"$TMP/mpicc.log"; then
+		! mpicc.openmpi -O2 -o "$TMP/mpi_check.openmpi" "$MPI_DIR/mpi_check.c" 2>"$TMP/mpicc.log"; then
 		tap_fail "mpicc.openmpi builds tests/mpi/mpi_check.c"
 		tap_diag "$(cat "$TMP/mpicc.log")"
 		continue
@@ -274,7 +283,7 @@ for who in root user; do
 		: # mpi4py is the same Open MPI job: once, as root
 	elif python3 -c 'import mpi4py' 2>/dev/null; then
 		mpi_run "$who" "mpi4py -np 2" 1 \
-			"${OMPI_RUN[@]}" -np 2 --host ha,hb python3 "$XRXE_ROOT/tests/mpi/allreduce.py"
+			"${OMPI_RUN[@]}" -np 2 --host ha,hb python3 "$MPI_DIR/allreduce.py"
 	else
 		tap_skip "$who: mpi4py Allreduce" "python3-mpi4py is not installed (scripts/deps.sh)"
 	fi
@@ -283,7 +292,7 @@ for who in root user; do
 		# ch4:ucx"), so it runs on UCX as well, not on libfabric; hydra's
 		# proxies call back on the address of -iface.
 		if command -v mpirun.mpich >/dev/null && command -v mpicc.mpich >/dev/null &&
-			mpicc.mpich -O2 -o "$TMP/mpi_check.mpich" "$XRXE_ROOT/tests/mpi/mpi_check.c" 2>"$TMP/mpicc.log"; then
+			mpicc.mpich -O2 -o "$TMP/mpi_check.mpich" "$MPI_DIR/mpi_check.c" 2>"$TMP/mpicc.log"; then
 			tap_diag "MPICH $(mpichversion 2>/dev/null | sed -n 's/^MPICH Device: *//p' | tr -d '\t')"
 			mpi_run "$who" "MPICH -n 2" "$PP_BYTES" \
 				mpirun.mpich -launcher ssh -launcher-exec "$AGENT" -iface "$IF_A" \
