@@ -22,6 +22,10 @@ PACKAGES=(
 	ibverbs-utils perftest rdmacm-utils python3-pyverbs libfabric-bin qperf
 	# the guest runs kernel rxe through rdma-core's rxe provider (only a Recommends of libibverbs1)
 	qemu-system-x86 busybox-static ibverbs-providers
+	# UCX and MPI over xrxe (tests/net/ucx_mpi.sh, tests/bench/mpi.sh); both MPIs are
+	# installed, so the tests call mpicc.openmpi / mpirun.openmpi and mpicc.mpich /
+	# mpirun.mpich, never the update-alternatives names mpicc / mpirun
+	ucx-utils openmpi-bin libopenmpi-dev python3-mpi4py mpich libmpich-dev
 	# plots
 	gnuplot-nox
 	# operations: man pages (groff), the unit (systemd-analyze)

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "run_view.h"
 
 /* A packaged install names its shim directory at build time (make
  * SHIM_DIR=/usr/lib/MULTIARCH/xrxe, debian/rules); a source tree or
@@ -30,7 +32,7 @@ static const char run_help[] =
 	"    xrxe run - run an unmodified verbs or librdmacm program on xrxe\n"
 	"\n"
 	"SYNOPSIS\n"
-	"    xrxe run [--shim-dir DIR] [--] PROG [ARGS...]\n"
+	"    xrxe run [--shim-dir DIR] [--no-view] [--] PROG [ARGS...]\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    Runs PROG with the xrxe shims (drop-in libibverbs.so.1 and librdmacm.so.1)\n"
@@ -39,11 +41,23 @@ static const char run_help[] =
 	"    rdma_cm calls go to those daemons' connection managers. Use '--' when\n"
 	"    PROG's own options could be taken for xrxe's.\n"
 	"\n"
+	"    PROG runs in a private mount namespace (for a non-root user, inside a\n"
+	"    user namespace that maps only that user) in which /sys/class/infiniband,\n"
+	"    /sys/class/infiniband_verbs and /dev/infiniband show those devices as a\n"
+	"    kernel RDMA device shows itself: ports, GIDs with their types and\n"
+	"    netdevs, state, rate, node GUID, NUMA node, and a device node per\n"
+	"    device. UCX, Open MPI and hwloc look there before they use a device.\n"
+	"    Nothing outside the namespace changes. When the view cannot be made\n"
+	"    (no unprivileged user namespaces, a container without the right to\n"
+	"    mount) PROG runs without it after a one-line warning.\n"
+	"\n"
 	"OPTIONS\n"
 	"    --shim-dir DIR  the directory holding the shims' libibverbs.so.1 and\n"
 	"                    librdmacm.so.1\n"
 	"                    (default: $XRXE_SHIM_DIR when set, else\n"
 	"                    " SHIM_DIR_TEXT ")\n"
+	"    --no-view       no private namespace and device view: PROG sees the\n"
+	"                    host's /sys and /dev as they are\n"
 	"    -h, --help      show this page\n"
 	"\n"
 	"EXIT STATUS\n"
@@ -79,7 +93,8 @@ static int run_run(int argc, char **argv)
 {
 	char dir[PATH_MAX], lib[PATH_MAX + 32];
 	const char *shim_dir = getenv("XRXE_SHIM_DIR"), *old;
-	char *path;
+	char *path, why[256];
+	bool view = true;
 	int i;
 
 	/* Options end at PROG, whose own options must reach it untouched, so
@@ -95,6 +110,8 @@ static int run_run(int argc, char **argv)
 			if (++i >= argc)
 				return xrxe_cli_usage(&xrxe_cmd_run, "option '--shim-dir' needs an argument");
 			shim_dir = argv[i];
+		} else if (!strcmp(argv[i], "--no-view")) {
+			view = false;
 		} else if (!strncmp(argv[i], "--shim-dir=", 11)) {
 			shim_dir = argv[i] + 11;
 		} else if (argv[i][0] == '-') {
@@ -124,6 +141,8 @@ static int run_run(int argc, char **argv)
 		return XRXE_EXIT_FAILURE;
 	setenv("LD_LIBRARY_PATH", path, 1);
 	free(path);
+	if (view && xrxe_run_view_enter(shim_dir, why, sizeof(why)))
+		fprintf(stderr, "xrxe: run: no device view (%s); running without it\n", why);
 	execvp(argv[i], argv + i);
 	fprintf(stderr, "xrxe: run: %s: %s\n", argv[i], strerror(errno));
 	return XRXE_EXIT_FAILURE;

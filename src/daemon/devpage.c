@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "daemon/link_speed.h"
 #include "util/log.h"
 
 #ifndef XRXE_VERSION
@@ -171,8 +172,9 @@ static void fill_attrs(struct xrxe_dev_page *p, const struct xrxe_devpage_config
 	pa->lmc = 0;
 	pa->max_vl_num = 1;
 	pa->subnet_timeout = 0;
-	pa->active_width = 1; /* 1X, as rxe */
-	pa->active_speed = 1; /* SDR, as rxe without ethtool speed */
+	/* Width and speed from the netdev's ethtool speed, as rxe (veth: 10
+	 * Gb/s, 1X FDR10); write_link refreshes them when the link changes. */
+	xrxe_link_ib_speed(xrxe_link_speed_mbps(cfg->ifname), &pa->active_speed, &pa->active_width);
 	pa->link_layer = IBV_LINK_LAYER_ETHERNET;
 
 	memcpy(&ll.raw[8], guid, 8);
@@ -191,6 +193,9 @@ static bool write_link(struct xrxe_devpage *dp, bool up, uint32_t netdev_mtu)
 		mtu = dp->mtu_cap;
 	pa->state = st;
 	pa->phys_state = up ? 5 : 3; /* LinkUp / Disabled (IBA 14.2.5.6) */
+	if (up) /* a NIC renegotiates its speed when its link comes up */
+		xrxe_link_ib_speed(xrxe_link_speed_mbps(dp->page->ifname), &pa->active_speed,
+				   &pa->active_width);
 	pa->active_mtu = mtu;
 	return changed;
 }

@@ -64,6 +64,8 @@ int xrxe_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	cons = cq->cons;
 	while (n < ne && cons != prod) {
 		memcpy(&wc[n], &cqe_at(cq, cons)->wc, sizeof(*wc));
+		if (wc[n].wc_flags & IBV_WC_GRH) /* UD receive: its L3 type */
+			wc[n].sl = xrxe_ud_l3_sl(to_xctx(ibcq->context), &wc[n]);
 		cons = (cons + 1) & cq->mask;
 		n++;
 	}
@@ -129,6 +131,9 @@ static bool cqx_take(struct xrxe_cq *cq)
 	cq->cons = (cq->cons + 1) & cq->mask;
 	cq->cqx.status = cq->cur->wc.status;
 	cq->cqx.wr_id = cq->cur->wc.wr_id;
+	cq->cur_sl = cq->cur->wc.wc_flags & IBV_WC_GRH
+			     ? xrxe_ud_l3_sl(to_xctx(cq->cqx.context), &cq->cur->wc)
+			     : cq->cur->wc.sl;
 	return true;
 }
 
@@ -177,7 +182,10 @@ CQX_READ(qp_num, uint32_t, e->wc.qp_num)
 CQX_READ(src_qp, uint32_t, e->wc.src_qp)
 CQX_READ(wc_flags, unsigned int, e->wc.wc_flags)
 CQX_READ(slid, uint32_t, e->wc.slid)
-CQX_READ(sl, uint8_t, e->wc.sl)
+static uint8_t cqx_read_sl(struct ibv_cq_ex *c)
+{
+	return cqx_to_xcq(c)->cur_sl;
+}
 CQX_READ(dlid_path_bits, uint8_t, e->wc.dlid_path_bits)
 CQX_READ(completion_ts, uint64_t, e->timestamp_ns)
 

@@ -9,7 +9,10 @@
  * its interface, though (as rdma devices do in exclusive netns mode), so a
  * daemon whose peer credentials show another network namespace is skipped;
  * XRXE_ALL_NETNS=1 lists them anyway. When the namespace cannot be read (a
- * non-root application, a daemon in another pid namespace) it is listed.
+ * non-root application may not look at a root daemon's /proc/PID/ns/net, a
+ * daemon in another pid namespace) the daemon is listed if its interface
+ * exists in our namespace: a daemon of another namespace serves an interface
+ * we cannot see (a name both namespaces use is the one case this misses).
  *
  * Device records are never freed: the verbs contract keeps an opened device
  * valid after ibv_free_device_list(), and the list only grows by the number
@@ -39,7 +42,7 @@ static const char *run_dir(void)
 }
 
 /* false if the peer is known to live in another network namespace. */
-static bool same_netns(int fd)
+static bool same_netns(int fd, const char *ifname)
 {
 	struct ucred cr;
 	socklen_t l = sizeof(cr);
@@ -50,24 +53,24 @@ static bool same_netns(int fd)
 	if (all && *all == '1')
 		return true;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0 || cr.pid <= 0)
-		return true;
+		return if_nametoindex(ifname) != 0;
 	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)cr.pid);
 	a = readlink("/proc/self/ns/net", mine, sizeof(mine) - 1);
 	b = readlink(path, theirs, sizeof(theirs) - 1);
 	if (a <= 0 || b <= 0)
-		return true;
+		return if_nametoindex(ifname) != 0;
 	return a == b && memcmp(mine, theirs, (size_t)a) == 0;
 }
 
 /* Does the daemon behind path answer, in our namespace? */
-static bool probe(const char *path)
+static bool probe(const char *path, const char *ifname)
 {
 	struct xrxe_conn c;
 	bool ok;
 
 	if (xrxe_conn_open(&c, path))
 		return false;
-	ok = same_netns(c.fd);
+	ok = same_netns(c.fd, ifname);
 	if (!ok)
 		shim_dbg("%s: daemon in another network namespace, not listed", path);
 	xrxe_conn_close(&c);
@@ -154,7 +157,7 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 		/* sockaddr_un holds 108 bytes: longer paths cannot be reached */
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s%s", run_dir(), names[i],
 				     XRXE_CTRL_SOCK_SUFFIX) >= sizeof(((struct xrxe_device *)0)->sock_path) ||
-		    !probe(path))
+		    !probe(path, names[i]))
 			continue;
 		d = find_or_add(names[i], path);
 		if (d)

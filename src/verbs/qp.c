@@ -320,6 +320,8 @@ int xrxe_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 		*bad = wr;
 		return EIO; /* device fatal: the daemon is gone */
 	}
+	if (qp->ud_l3)
+		xrxe_ud_l3_posting(qp, wr);
 	return xrxe_post_recv_ring(&qp->rq, wr, bad);
 }
 
@@ -727,6 +729,11 @@ static struct ibv_qp *qp_create(struct ibv_context *context, struct ibv_qp_init_
 		if (ret)
 			goto fail_unmap;
 		qp->has_rq = true;
+		if (a->qp_type == IBV_QPT_UD &&
+		    (ret = xrxe_ud_l3_create(qp, qp->rq.mask + 1))) {
+			xrxe_wq_unmap(&qp->rq);
+			goto fail_unmap;
+		}
 	}
 	qp->sq.max_sge = rep.cap.max_send_sge;
 	qp->sq.max_inline = rep.cap.max_inline_data;
@@ -922,6 +929,7 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	xrxe_wq_unmap(&qp->sq);
 	if (qp->has_rq)
 		xrxe_wq_unmap(&qp->rq);
+	xrxe_ud_l3_destroy(qp);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
 	xrxe_domain_free(ibqp->pd, qp, XRXE_DOMAIN_RES_QP);

@@ -213,6 +213,7 @@ struct xrxe_cq {
 	uint32_t cons;               /* private consumer */
 	pthread_spinlock_t lock;
 	const struct xrxe_cqe *cur;  /* extended poll: the entry being read */
+	uint8_t cur_sl;              /* its wc.sl as reported (ud_l3.c) */
 	uint64_t wc_flags;
 	uint32_t events_reported;
 	uint32_t empty_polls; /* see daemon_gone() in cq.c */
@@ -245,6 +246,7 @@ struct xrxe_qp {
 	uint32_t wr_prod;
 	struct xrxe_send_wqe *wr_cur;
 	int wr_err;
+	struct xrxe_ud_l3 *ud_l3; /* UD with its own RQ: ud_l3.c */
 };
 
 _Static_assert(offsetof(struct xrxe_qp, wr_flush) == sizeof(struct ibv_qp_ex),
@@ -270,6 +272,15 @@ static inline uint32_t xrxe_ah_num(const struct ibv_ah *ah)
 {
 	return xrxe_container_of(ah, struct xrxe_ah, ah)->ah_num;
 }
+
+/* The RoCE L3 type of UD receives in wc.sl, as mlx5 reports it (ud_l3.c):
+ * create/destroy with a UD QP that has an RQ, record WRs before they are
+ * posted, and the sl to report for a completion (called in CQ order). */
+struct xrxe_ud_l3;
+int xrxe_ud_l3_create(struct xrxe_qp *qp, uint32_t rq_entries);
+void xrxe_ud_l3_destroy(struct xrxe_qp *qp);
+void xrxe_ud_l3_posting(struct xrxe_qp *qp, const struct ibv_recv_wr *wr);
+uint8_t xrxe_ud_l3_sl(struct xrxe_context *ctx, const struct ibv_wc *wc);
 
 /* memory windows (mw.c), installed in ibv_context_ops */
 struct ibv_mw *xrxe_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);

@@ -35,3 +35,9 @@ if [ "$(id -u)" -eq 0 ] && [ -x tests/bench/rsockets.sh ]; then
 	echo "== rsockets over xrxe (rstream, iperf3 under librspreload) beside kernel TCP on the same veth pair"
 	tests/bench/rsockets.sh
 fi
+
+if [ "$(id -u)" -eq 0 ] && [ -x tests/bench/mpi.sh ]; then
+	echo
+	echo "== UCX and Open MPI over xrxe (two namespaces as two hosts) beside ib_write_bw/ib_write_lat on the same pair"
+	tests/bench/mpi.sh
+fi
