@@ -1132,8 +1132,8 @@ print("xdp_mode %s, native_refused %d, xsk_multi_buffer %d, max_path_mtu %d, act
 		# ~1 s to process the ACKs behind it (ibv_rc_pingpong -s 65536,
 		# 67 ms, failed with "transport retry counter exceeded";
 		# docs/interop.md, "xrxed inside the guest").
-		row rc "rc_integrity -m 1 -a 200 -t 16" @BIN@/rc_integrity -d @DEV@ -g @GID@ -m 1 -a 200 -s $((mtu + 7)) -t 16 -M "$PMTU" -p @PORT@
-		row ud "ibv_ud_pingpong -s $PMTU" ibv_ud_pingpong -d @DEV@ -g @GID@ -s "$PMTU" -n $PP_ITERS -p @PORT@
+		row rc "rc_integrity -m 1 -a 100 -t 16" @BIN@/rc_integrity -d @DEV@ -g @GID@ -m 1 -a 100 -s $((mtu + 7)) -t 16 -M "$PMTU" -p @PORT@
+		row ud "ibv_ud_pingpong -s $PMTU -n 20" ibv_ud_pingpong -d @DEV@ -g @GID@ -s "$PMTU" -n 20 -p @PORT@
 		row rc "ib_write_bw -s 65536 -n $PERF_ITERS" ib_write_bw -s 65536 -d @DEV@ -x @GID@ -m "$PMTU" -u 16 -n $PERF_ITERS -F -p @PORT@
 		GUEST_SETUP=""
 		kill -INT "$dpid" 2>/dev/null
