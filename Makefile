@@ -245,6 +245,9 @@ install: all man
 		systemd/xrxed@.service >$(DESTDIR)$(SYSTEMD_UNIT_DIR)/xrxed@.service
 	chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/xrxed@.service
 	install -m 0644 systemd/netns.conf $(DESTDIR)$(PREFIX)/share/doc/xrxe/examples/netns.conf
+	sed -e 's|/usr/bin/xrxe |$(PREFIX)/bin/xrxe |g' systemd/nonroot.conf \
+		>$(DESTDIR)$(PREFIX)/share/doc/xrxe/examples/nonroot.conf
+	chmod 0644 $(DESTDIR)$(PREFIX)/share/doc/xrxe/examples/nonroot.conf
 	install -d $(DESTDIR)$(PREFIX)/share/man/man7 $(DESTDIR)$(PREFIX)/share/man/man8
 	install -m 0644 $(BUILD)/man/xrxe.7 $(DESTDIR)$(PREFIX)/share/man/man7/xrxe.7
 	install -m 0644 $(BUILD)/man/xrxe.8 $(BUILD)/man/xrxed.8 $(BUILD)/man/xrxe-impair.8 \

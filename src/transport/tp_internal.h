@@ -352,6 +352,7 @@ struct xrxe_tp {
 	uint32_t mr_next;
 	struct tp_mw *mws; /* key index mw_base + i, i < nmws */
 	uint32_t mw_base, nmws;
+	uint32_t mws_hw; /* one past the highest slot ever allocated: scans stop there */
 	struct tp_pd *pds;
 	uint32_t npds;
 	struct tp_ah *ahs;

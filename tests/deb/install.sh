@@ -86,7 +86,8 @@ tap_check "the package's files are in their places" in_root sh -c "
 	test -f /usr/lib/$MA/xrxe/bpf/xrxe_steer.bpf.o && test -f /usr/lib/$MA/xrxe/bpf/xrxe_impair.bpf.o
 	for m in man8/xrxe.8 man8/xrxed.8 man8/xrxe-impair.8 man7/xrxe.7; do test -f /usr/share/man/\$m.gz; done
 	test -f /lib/systemd/system/xrxed@.service
-	test -f /usr/share/doc/xrxe/copyright && test -f /usr/share/doc/xrxe/examples/netns.conf"
+	test -f /usr/share/doc/xrxe/copyright && test -f /usr/share/doc/xrxe/examples/netns.conf &&
+	test -f /usr/share/doc/xrxe/examples/nonroot.conf"
 tap_check "rdma-core's libibverbs.so.1 and librdmacm.so.1 are still the linker's" in_root sh -c "
 	ldconfig -p | grep -E 'lib(ibverbs|rdmacm)\\.so\\.1 ' | grep -v /xrxe/ | grep -q libibverbs &&
 	! ldconfig -p | grep -q /xrxe/ &&

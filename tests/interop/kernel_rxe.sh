@@ -24,7 +24,8 @@
 # has the matrix, the reasons and the timings.
 #
 # Environment (development): INTEROP_QUICK=1 runs one configuration;
-# INTEROP_ONLY=REGEX only the rows whose description matches;
+# INTEROP_ONLY=REGEX only the rows whose description matches (with its
+# configuration: 'guest xrxe' selects the guest-xrxed rows);
 # INTEROP_TRACE=1 prints rxe0's non-zero counters after every row;
 # INTEROP_KILL_NET=REGEX kills the guest's network in the first matching
 # side of a row (to try the recovery: a fresh guest, the side run again);
@@ -123,7 +124,13 @@ cp tests/interop/lib/guest_init.sh "$SHARE/init.sh"
 # host's root filesystem, but mounts its own tmpfs on /tmp (and /run), where a
 # checkout (CI's clean clone, a git worktree) may live.
 mkdir -p "$SHARE/bin" && cp "$INTEGRITY" "$SHARE/bin/"
-printf 'GUEST_IP4=%s\nGUEST_IP6=%s\nGUEST_MTU=1500\n' "$GUEST4" "$GUEST6" >"$SHARE/env"
+# guest_env MTU: the guest's settings (guest_init.sh); XRXE_SRC: the checkout,
+# which the guest binds at /run/xrxe-src for the guest-xrxed rows.
+guest_env() {
+	printf 'GUEST_IP4=%s\nGUEST_IP6=%s\nGUEST_MTU=%s\nXRXE_SRC=%s\n' \
+		"$GUEST4" "$GUEST6" "$1" "$PWD" >"$SHARE/env"
+}
+guest_env 1500
 # A helper the jobs source: wait until a TCP port listens, then say so.
 cat >"$SHARE/lib.sh" <<'EOF'
 ready_when_listening() { # PORT JOB
@@ -230,6 +237,9 @@ gid_index() { # "ibv_devinfo -v output" ADDRESS
 
 # --- One row of the matrix ------------------------------------------------------
 PORT=18700
+# The guest's side of a row: kernel rxe's rxe0 by default; the guest-xrxed
+# rows put xrxed's device there, run through `xrxe run` (GUEST_PRE).
+GUEST_DEV=rxe0 GUEST_PRE="" HOST_NAME=xrxe GUEST_NAME=rxe
 PASS=0 FAILED=0 ROWS=0
 
 # report DESC RC LOGS...: the TAP line, and on failure the logs' tails.
@@ -300,7 +310,7 @@ guest_reboot() {
 	wait "$QEMU_PID" 2>/dev/null
 	mv "$SHARE/console.log" "$SHARE/console.$REBOOTS.log" 2>/dev/null
 	rm -rf "$SHARE/jobs" && mkdir -p "$SHARE/jobs" && echo 0 >"$SHARE/jobs/.last"
-	printf 'GUEST_IP4=%s\nGUEST_IP6=%s\nGUEST_MTU=%s\n' "$GUEST4" "$GUEST6" "${CUR_MTU:-1500}" >"$SHARE/env"
+	guest_env "${CUR_MTU:-1500}"
 	if ! guest_boot; then
 		tap_diag "guest reboot $REBOOTS: the guest did not come up"
 		return 1
@@ -309,7 +319,7 @@ guest_reboot() {
 		tap_diag "guest reboot $REBOOTS: the phase's set-up failed in the new guest"
 		return 1
 	fi
-	GUEST_GID=$(gid_index "$(guest_run "ibv_devinfo -v -d rxe0" 2>&1)" "$GUEST_WANT_GID")
+	GUEST_GID=$(gid_index "$(guest_run "$GUEST_PRE ibv_devinfo -v -d $GUEST_DEV" 2>&1)" "$GUEST_WANT_GID")
 	counters_rebase after
 	local i
 	for i in 1 2 3; do guest_net_ok && break; done
@@ -384,12 +394,12 @@ side() {
 row() {
 	local desc=$2 # (KIND: for the reader)
 	shift 2
-	[[ -n ${INTEROP_ONLY:-} && ! $desc =~ $INTEROP_ONLY ]] && return 0
+	[[ -n ${INTEROP_ONLY:-} && ! "$CFG: $desc" =~ $INTEROP_ONLY ]] && return 0
 	ROWS=$((ROWS + 1))
 	local tmpl="$*" log
 	log=$TMP/$(echo "$desc" | tr -c 'A-Za-z0-9_\n' '_')
-	side "$CFG: $desc (xrxe server, rxe client)" row_xrxe_serves "$log.rxe-client" "$log.xrxe-server"
-	side "$CFG: $desc (rxe server, xrxe client)" row_rxe_serves "$log.xrxe-client" "$log.rxe-server"
+	side "$CFG: $desc ($HOST_NAME server, $GUEST_NAME client)" row_xrxe_serves "$log.rxe-client" "$log.xrxe-server"
+	side "$CFG: $desc ($GUEST_NAME server, $HOST_NAME client)" row_rxe_serves "$log.xrxe-client" "$log.rxe-server"
 	if [ "${INTEROP_TRACE:-0}" = 1 ]; then
 		tap_diag "rxe0 after: $(rxe_counters | awk '$2 != 0 {printf "%s=%s ", $1, $2}')"
 	fi
@@ -400,7 +410,7 @@ row_xrxe_serves() {
 	local host guest spid rc
 	PORT=$((PORT + 1))
 	host=$(fill "$tmpl" "$DEV" "$HOST_GID" "$SHARE/bin")
-	guest=$(fill "$tmpl" rxe0 "$GUEST_GID" /share/bin)
+	guest=$GUEST_PRE$(fill "$tmpl" "$GUEST_DEV" "$GUEST_GID" /share/bin)
 	# shellcheck disable=SC2086 # host is a command line
 	ip netns exec "$NS_EP" timeout "$T" "${RUN[@]}" $host >"$log.xrxe-server" 2>&1 &
 	spid=$!
@@ -421,7 +431,7 @@ row_rxe_serves() {
 	local host guest job i=0 rc=1
 	PORT=$((PORT + 1))
 	host=$(fill "$tmpl" "$DEV" "$HOST_GID" "$SHARE/bin")
-	guest=$(fill "$tmpl" rxe0 "$GUEST_GID" /share/bin)
+	guest=$GUEST_PRE$(fill "$tmpl" "$GUEST_DEV" "$GUEST_GID" /share/bin)
 	guest_submit "timeout $T $guest & pid=\$!; echo \$pid >/share/jobs/\$JOB.pid; ready_when_listening $PORT \$JOB; wait \$pid"
 	job=$JOB
 	while [ ! -e "$SHARE/jobs/$job.ready" ] && [ ! -e "$SHARE/jobs/$job.rc" ] && [ "$i" -lt $((T * 10)) ]; do
@@ -1012,6 +1022,169 @@ if [ -n "$CM_RAN" ]; then
 	fi
 	tap_diag "$(sed -n 's/^summary: //p' <<<"$out")"
 fi
+
+# --- xrxed inside the guest ------------------------------------------------------
+# Debian 12's own kernel (6.1) on virtio-net, as a user would run it: xrxed
+# on the guest's eth0 with no options, against the host's xrxed. At MTU 1500
+# virtio_net takes native XDP; at MTU 9000 it refuses it ("MTU too large to
+# enable XDP") and xrxed falls back to generic XDP. 6.1 has no multi-buffer
+# AF_XDP (6.6), so xrxed opens single-buffer sockets and caps the path MTU
+# to what one UMEM frame holds. Both fallbacks must be logged once and
+# shown by `xrxe stats` / `xrxe status`; then RC (rc_integrity: every byte
+# checked), UD and perftest rows run guest xrxe <-> host xrxe, each side as
+# server once. While it runs, xrxed's XDP program takes every RoCE
+# frame eth0 receives, so rxe0 is idle. The path MTU the rows ask for is the
+# smaller active MTU (the guest's capped one), as rdma_cm would pick; the
+# capture and counter checks above are done, so this traffic is not in them.
+GX=/run/xrxe-src/$BUILD/bin
+GX_LOG=/share/gxrxed.log
+# Start the guest's xrxed and wait until it says it is ready (its log).
+GX_START="rm -f /run/xrxe/eth0.sock; : >$GX_LOG
+$GX/xrxed eth0 >>$GX_LOG 2>&1 & echo \$! >/share/gxrxed.pid
+for i in \$(seq 1200); do grep -q 'ready on' $GX_LOG && exit 0; kill -0 \$! 2>/dev/null || exit 1; sleep 0.1; done; exit 1"
+# What the rows need to know of it, in one job (each costs seconds under
+# TCG): the kernel, its stats and status, its device.
+GX_QUERY="uname -r >/share/gx.uname; $GX/xrxe stats eth0 --json >/share/gx.stats 2>&1
+$GX/xrxe status eth0 >/share/gx.status 2>&1; $GX/xrxe run -- ibv_devinfo -v -d xrxe_eth0 >/share/gx.devinfo 2>&1"
+# SIGTERM it and wait until it is gone (a zombie of PID 1 counts as gone);
+# prints how long that took, in ms, then `xrxe status`.
+# shellcheck disable=SC2016 # expanded in the guest
+GX_STOP='p=$(cat /share/gxrxed.pid); t0=$(date +%s%N); kill $p
+for i in $(seq 600); do grep -qs "^State:.*[^Z] (" /proc/$p/status || break; sleep 0.05; done
+grep -qs "^State:.*[^Z] (" /proc/$p/status && exit 1
+echo $((($(date +%s%N) - t0) / 1000000))
+'"$GX/xrxe status eth0"
+
+# guest_xrxe MTU: links at MTU, the guest's xrxed up, its fallbacks checked,
+# the rows, the guest's xrxed stopped (SIGTERM: its program removed).
+guest_xrxe() {
+	local mtu=$1 out hmtu gmtu want_mode want_refused
+	local cfg="guest xrxe, MTU $mtu"
+	if [ "$mtu" != "${CUR_MTU:-1500}" ]; then
+		stop_xrxed
+		if ! guest_run "ip link set eth0 mtu $mtu" >/dev/null || ! set_mtu "$mtu" || ! start_xrxed; then
+			tap_fail "$cfg: links set to MTU $mtu"
+			return 1
+		fi
+		CUR_MTU=$mtu
+		sleep 1
+	fi
+	local t0=$SECONDS
+	if ! guest_run "$GX_START" >/dev/null; then
+		tap_fail "$cfg: xrxed started on the guest's eth0 (virtio-net)"
+		tap_diag "$(tail -n 15 "$SHARE/gxrxed.log" 2>&1)"
+		return 1
+	fi
+	local t1=$SECONDS
+	rm -f "$SHARE"/gx.*
+	guest_run "$GX_QUERY" >/dev/null 2>&1
+	tap_ok "$cfg: xrxed started on the guest's eth0 (virtio-net, kernel $(cat "$SHARE/gx.uname" 2>/dev/null)) [$((t1 - t0)) s]"
+	cp "$SHARE/gxrxed.log" "$TMP/gxrxed.$mtu.log"
+	sed 's/^/#   guest xrxed: /' "$TMP/gxrxed.$mtu.log" | grep -iE 'fall|multi-buffer|ready|warn' | head -n 6
+	# The fallbacks this kernel and driver force: native XDP at 1500,
+	# generic at 9000; single-buffer AF_XDP either way, a fallback (logged)
+	# only at 9000, where xrxed asks for multi-buffer sockets.
+	want_mode=native want_refused=0
+	[ "$mtu" -gt 1500 ] && want_mode=skb want_refused=1
+	out=$(cat "$SHARE/gx.stats" 2>&1)
+	if python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])["daemon"]["port"]
+assert p["xdp_mode"] == sys.argv[2] and p["xdp_native_refused"] == int(sys.argv[3]), p
+assert p["xsk_multi_buffer"] == 0 and p["max_path_mtu"] >= 1024, p
+print("xdp_mode %s, native_refused %d, xsk_multi_buffer %d, max_path_mtu %d, active_mtu %d" % (
+    p["xdp_mode"], p["xdp_native_refused"], p["xsk_multi_buffer"], p["max_path_mtu"], p["active_mtu"]))
+' "$out" "$want_mode" "$want_refused" >"$TMP/gx_stats" 2>&1 &&
+		[ "$(grep -c 'no multi-buffer AF_XDP' "$TMP/gxrxed.$mtu.log")" = "$want_refused" ] &&
+		[ "$(grep -c 'falling back to generic' "$TMP/gxrxed.$mtu.log")" = "$want_refused" ]; then
+		tap_ok "$cfg: xrxe stats: $(cat "$TMP/gx_stats"); $([ "$want_refused" = 1 ] && echo 'each fallback logged once' || echo 'no fallback logged')"
+	else
+		tap_fail "$cfg: xrxe stats shows $want_mode XDP and single-buffer AF_XDP, a fallback logged once where one was taken"
+		tap_diag "$(cat "$TMP/gx_stats")"
+		tap_diag "$(head -c 600 <<<"$out")"
+	fi
+	out=$(cat "$SHARE/gx.status" 2>&1)
+	if grep -q "xrxe steering ($want_mode mode" <<<"$out" &&
+		{ [ "$want_refused" = 0 ] || grep -q "fallback: the driver refused native XDP" <<<"$out"; }; then
+		tap_ok "$cfg: xrxe status: $(grep -m1 'xrxe steering' <<<"$out" | sed 's/^ *//')$([ "$want_refused" = 1 ] && echo ', fallback shown')"
+	else
+		tap_fail "$cfg: xrxe status shows $want_mode mode$([ "$want_refused" = 1 ] && echo ' and the fallback')"
+		tap_diag "$out"
+	fi
+	# The rows: both devices' GIDs of the IPv4 addresses, the smaller
+	# active MTU.
+	out=$(ip netns exec "$NS_EP" "${RUN[@]}" ibv_devinfo -v -d "$DEV" 2>&1)
+	HOST_GID=$(gid_index "$out" "::ffff:$HOST4")
+	hmtu=$(awk '/active_mtu/ {print $2; exit}' <<<"$out")
+	GUEST_DEV=xrxe_eth0 GUEST_PRE="$GX/xrxe run -- " HOST_NAME="host xrxe" GUEST_NAME="guest xrxe"
+	GUEST_WANT_GID="::ffff:$GUEST4"
+	out=$(cat "$SHARE/gx.devinfo" 2>&1)
+	GUEST_GID=$(gid_index "$out" "$GUEST_WANT_GID")
+	gmtu=$(awk '/active_mtu/ {print $2; exit}' <<<"$out")
+	PMTU=$hmtu
+	[ "${gmtu:-0}" -lt "${hmtu:-0}" ] && PMTU=$gmtu
+	CFG="$cfg, pmtu $PMTU ipv4"
+	if [ -z "$HOST_GID" ] || [ -z "$GUEST_GID" ] || [ -z "$PMTU" ]; then
+		tap_fail "$cfg: GIDs and active MTUs of both xrxe devices"
+		tap_diag "host gid '$HOST_GID' mtu '$hmtu'; guest gid '$GUEST_GID' mtu '$gmtu'"
+	else
+		tap_diag "$cfg: host xrxe GID[$HOST_GID] active MTU $hmtu, guest xrxe GID[$GUEST_GID] active MTU $gmtu"
+		# A fresh guest (its network died) needs the guest's xrxed again.
+		GUEST_SETUP=$GX_START
+		# Captured on the bridge (kept with INTEROP_KEEP), every ICRC checked.
+		ip netns exec "$NS_BR" dumpcap -q -i br0 -w "$TMP/guest_xrxe.$mtu.pcapng" >>"$TMP/dumpcap.log" 2>&1 &
+		local dpid=$!
+		sleep 1
+		# RC: every byte checked both ends. A local ACK timeout of 268 ms
+		# (exponent 16) in the RC rows, as in the clean rc_integrity rows
+		# above: here both ends are xrxe, which ends a WR after 7 retries
+		# (IBA), and the TCG guest, sending a 64-frame burst, once took
+		# ~1 s to process the ACKs behind it (ibv_rc_pingpong -s 65536,
+		# 67 ms, failed with "transport retry counter exceeded";
+		# docs/interop.md, "xrxed inside the guest").
+		row rc "rc_integrity -m 1 -a 100 -t 16" @BIN@/rc_integrity -d @DEV@ -g @GID@ -m 1 -a 100 -s $((mtu + 7)) -t 16 -M "$PMTU" -p @PORT@
+		row ud "ibv_ud_pingpong -s $PMTU -n 20" ibv_ud_pingpong -d @DEV@ -g @GID@ -s "$PMTU" -n 20 -p @PORT@
+		row rc "ib_write_bw -s 65536 -n $PERF_ITERS" ib_write_bw -s 65536 -d @DEV@ -x @GID@ -m "$PMTU" -u 16 -n $PERF_ITERS -F -p @PORT@
+		GUEST_SETUP=""
+		kill -INT "$dpid" 2>/dev/null
+		wait "$dpid" 2>/dev/null
+		local prc
+		out=$("$PCAPCHECK" "$TMP/guest_xrxe.$mtu.pcapng" 2>&1)
+		prc=$?
+		if [ "$prc" = 0 ] && grep -q "source $HOST4:" <<<"$out" && grep -q "source $GUEST4:" <<<"$out"; then
+			tap_ok "$cfg: capture: every RoCEv2 frame of both xrxe peers parses and its ICRC verifies"
+		else
+			tap_fail "$cfg: capture: every RoCEv2 frame of both xrxe peers parses and its ICRC verifies"
+		fi
+		tap_diag "$(grep '^total' <<<"$out")"
+		# What the guest's xrxed saw (drops, rings) and the link's losses.
+		guest_run "$GX/xrxe stats eth0 --json" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["daemon"]
+x = d.get("xsk0", {})
+keys = ("rx_frames", "tx_frames", "k_rx_dropped", "k_rx_ring_full", "k_rx_fill_ring_empty", "tx_kick_errors")
+print("guest xrxed xsk0: " + ", ".join("%s %s" % (k, x.get(k)) for k in keys))' 2>&1 | sed 's/^/# /'
+		tap_diag "link drops into the guest (tap queue, virtio-net): $(link_drops)"
+	fi
+	GUEST_DEV=rxe0 GUEST_PRE="" HOST_NAME=xrxe GUEST_NAME=rxe
+	t0=$SECONDS
+	if out=$(guest_run "$GX_STOP") && grep -q "no XDP program" <<<"$out"; then
+		tap_ok "$cfg: the guest's xrxed stopped on SIGTERM in $(head -n 1 <<<"$out") ms, its XDP program removed"
+	else
+		tap_fail "$cfg: the guest's xrxed stopped on SIGTERM, its XDP program removed"
+		tap_diag "$(guest_run "$GX/xrxe status eth0" 2>&1; tail -n 5 "$SHARE/gxrxed.log")"
+		guest_run "kill -9 \$(cat /share/gxrxed.pid); $GX/xrxe detach eth0" >/dev/null 2>&1
+	fi
+}
+GX_T0=$SECONDS
+if [ "${INTEROP_QUICK:-0}" = 1 ]; then
+	guest_xrxe 1500
+else
+	# From the last clean configuration's 9000 down to the loss runs' 1500.
+	guest_xrxe 9000
+	guest_xrxe 1500
+fi
+tap_diag "guest xrxe rows: $((SECONDS - GX_T0)) s"
 
 # --- 1% loss each way -----------------------------------------------------------
 # Egress: netem on eth0. Ingress: eth0's ingress redirected to an ifb whose

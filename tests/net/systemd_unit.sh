@@ -161,3 +161,128 @@ tap_check "SIGTERM: its XDP program is gone" bash -c \
 	'ip netns exec "$1" "$2" status "$3" | grep -q "no XDP program"' _ "$NS_B" "$B/xrxe" "$IF_B"
 tap_check "journald gets plain lines on stderr (no terminal codes)" bash -c \
 	'grep -q "ready on" "$1" && ! grep -q $'"'"'\e'"'"' "$1"' _ "$TMP/xrxed-b.log"
+
+# --- Non-root: the drop-in systemd/nonroot.conf -------------------------------
+# User=xrxe with the unit's capabilities as ambient ones, run as systemd would:
+#   User=, Group=            setpriv --reuid/--regid (a uid no one uses: CI
+#                            has no xrxe user; the drop-in's names become it)
+#   AmbientCapabilities=     setpriv --inh-caps/--ambient-caps
+#   RuntimeDirectory=xrxe    a /run/xrxe the user owns: a tmpfs in a private
+#                            mount namespace (the host's stays as it is)
+#   ExecStartPre=+           as root, in that namespace, over a fresh bpffs
+#                            at /sys/fs/bpf (mode 0700, as systemd mounts it)
+#   ExecStartPost=!, ExecReload=!   as root
+DROPIN=$XRXE_ROOT/systemd/nonroot.conf
+XUID=64170
+mkdir -p "$TMP/xrxed@.service.d"
+sed -e "s|/usr/bin/xrxe |$B/xrxe |g" "$DROPIN" >"$TMP/xrxed@.service.d/nonroot.conf"
+# (verify only warns about an unknown or malformed setting: those fail here)
+tap_check "systemd-analyze verify with the non-root drop-in, no setting ignored" bash -c \
+	'out=$(env MANPATH="$1/man" SYSTEMD_UNIT_PATH="$1:" systemd-analyze verify "$1/xrxed@$2.service" 2>&1)
+	rc=$?; echo "$out"; [ $rc = 0 ] && ! grep -qiE "unknown|ignoring|invalid" <<<"$out"' _ "$TMP" "$IF_B"
+# dkey NAME: the drop-in's values for NAME (every line; an empty one resets).
+dkey() { sed -n "s/^$1=//p" "$TMP/xrxed@.service.d/nonroot.conf" | sed "s/%i/$IF_B/g"; }
+AMB=$(dkey AmbientCapabilities | tr ' ' '\n' | sort)
+tap_check "User=xrxe; the ambient capabilities are the bounding set's, CAP_SYS_NICE aside" bash -c \
+	'[ "$1" = xrxe ] && [ "$2" = "$3" ]' _ "$(dkey User)" "$(tr '\n' ' ' <<<"$AMB")" \
+	"$(tr ' ' '\n' <<<"$CAPS" | grep -v CAP_SYS_NICE | sort | tr '\n' ' ')"
+amb=$(sed 's/^CAP_/+/' <<<"$AMB" | tr 'A-Z' 'a-z' | paste -sd,)
+bset=$(tr ' ' '\n' <<<"$CAPS" | sed 's/^CAP_/+/' | tr 'A-Z' 'a-z' | paste -sd,)
+
+# The private mount namespace: held by a sleep, entered by every command.
+unshare --mount --propagation private sleep 1000000 &
+HOLD=$!
+NETNS_PIDS+=("$HOLD")
+sleep 0.5
+MNT=/proc/$HOLD/ns/mnt
+nsx() { nsenter --mount="$MNT" --net="/run/netns/$NS_B" "$@"; }
+export -f nsx
+export MNT NS_B
+if ! nsenter --mount="$MNT" sh -c "mkdir -p /run/xrxe &&
+	mount -t tmpfs -o mode=0755,uid=$XUID,gid=$XUID xt-run /run/xrxe &&
+	mount -t bpf -o mode=700 xt-nonroot-bpf /sys/fs/bpf"; then
+	tap_fail "a private /run/xrxe and bpffs for the non-root service"
+	exit 1
+fi
+chmod 755 "$TMP"
+chmod 666 "$NOTIFY"
+: >"$TMP/notify.log"
+
+# drop_cmd KEY: the drop-in's last KEY line as systemd runs it: "+" as root
+# without the unit's limits, "!" as root within the capability bounding set
+# (User= and AmbientCapabilities= skipped); the names xrxe become the test uid.
+drop_cmd() {
+	local line lim=()
+	line=$(dkey "$1" | tail -n 1 | sed "s/xrxe:xrxe/$XUID:$XUID/g; s/-o xrxe -g xrxe/-o $XUID -g $XUID/g")
+	case $line in
+	+*) line=${line#+} ;;
+	!*) line=${line#!} lim=(setpriv --bounding-set=-all,"$bset" --inh-caps=-all --no-new-privs) ;;
+	*) return 1 ;;
+	esac
+	set -a
+	# shellcheck disable=SC1090
+	[ -e "$CONF" ] && source "$CONF"
+	set +a
+	eval "set -- $line"
+	exec nsenter --mount="$MNT" --net="/run/netns/$NS_B" "${lim[@]}" env NOTIFY_SOCKET="$NOTIFY" "$@"
+}
+tap_check "ExecStartPre=+ readies the bpffs for the user" drop_cmd ExecStartPre
+
+(
+	line=$(key ExecStart)
+	set -a
+	# shellcheck disable=SC1090
+	source "$CONF"
+	set +a
+	eval "set -- $line"
+	exec nsenter --mount="$MNT" --net="/run/netns/$NS_B" "${PRLIMIT[@]}" \
+		setpriv --reuid=$XUID --regid=$XUID --clear-groups --bounding-set=-all,"$bset" \
+		--inh-caps=-all,"$amb" --ambient-caps=-all,"$amb" --no-new-privs \
+		env NOTIFY_SOCKET="$NOTIFY" "$@"
+) >"$TMP/xrxed-nr.log" 2>&1 &
+NR=$!
+NETNS_PIDS+=("$NR")
+for i in $(seq 600); do
+	grep -q READY=1 "$TMP/notify.log" 2>/dev/null && break
+	kill -0 $NR 2>/dev/null || break
+	sleep 0.1
+done
+tap_check "non-root ExecStart: READY=1 sent" grep -q READY=1 "$TMP/notify.log" ||
+	tail -n 20 "$TMP/xrxed-nr.log" | sed 's/^/#   /'
+tap_check "the daemon runs as uid $XUID with only the ambient capabilities" bash -c \
+	'grep -q "^Uid:[[:space:]]$2[[:space:]]$2[[:space:]]" /proc/$1/status &&
+	 [ "$(awk "/^CapEff/ {print \$2}" /proc/$1/status)" = "$(awk "/^CapAmb/ {print \$2}" /proc/$1/status)" ] &&
+	 ! awk "/^CapEff/ {print \$2}" /proc/$1/status | grep -q "^0*$"' _ "$NR" "$XUID"
+tap_check "its socket and lock belong to the user" bash -c \
+	'[ "$(nsenter --mount="$1" stat -c %u "/run/xrxe/$3.sock" "/run/xrxe/$3.lock" | sort -u)" = "$2" ]' \
+	_ "$MNT" "$XUID" "$IF_B"
+tap_check "the device is usable: xrxe run ibv_devinfo sees xrxe_$IF_B ACTIVE" bash -c \
+	'"$@" | grep -q PORT_ACTIVE' _ nsx "$B/xrxe" run -- ibv_devinfo -d "xrxe_$IF_B"
+tap_check "ExecStartPost=! (root) applies XRXE_CC" drop_cmd ExecStartPost
+tap_check "np_min_time_between_cnps is 16 on the non-root daemon" bash -c \
+	'[ "$(nsenter --mount="$1" --net="/run/netns/$2" "$3" cc show "$4" | awk "\$1 == \"np_min_time_between_cnps\" {print \$2}")" = 16 ]' \
+	_ "$MNT" "$NS_B" "$B/xrxe" "$IF_B"
+
+PORT=18778
+nsx timeout 60 "$B/xrxe" run -- ibv_rc_pingpong -g 1 -n 50 -s 4096 -c -p $PORT >"$TMP/pp-nr-server.log" 2>&1 &
+spid=$!
+for i in $(seq 200); do
+	ip netns exec "$NS_B" ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . && break
+	sleep 0.1
+done
+if ip netns exec "$NS_A" timeout 60 "$B/xrxe" run -- ibv_rc_pingpong -g 1 -n 50 -s 4096 -c -p $PORT "$IP4_B" \
+	>"$TMP/pp-nr-client.log" 2>&1 && wait $spid; then
+	tap_ok "ibv_rc_pingpong (buffers checked) uses the non-root service's device (50 x 4 KiB)"
+else
+	tap_fail "ibv_rc_pingpong uses the non-root service's device"
+	tail -n 5 "$TMP/pp-nr-server.log" "$TMP/pp-nr-client.log" "$TMP/xrxed-nr.log" | sed 's/^/#   /'
+fi
+
+kill -TERM $NR
+wait $NR
+rc=$?
+tap_check "non-root SIGTERM: exit status 0" test $rc = 0
+tap_check "non-root SIGTERM: its XDP program is gone" bash -c \
+	'ip netns exec "$1" "$2" status "$3" | grep -q "no XDP program"' _ "$NS_B" "$B/xrxe" "$IF_B"
+tap_check "non-root: no warning or error in its log" bash -c '! grep -E "warn|error|denied" "$1"' _ "$TMP/xrxed-nr.log" ||
+	grep -E "warn|error|denied" "$TMP/xrxed-nr.log" | head -n 5 | sed 's/^/#   /'

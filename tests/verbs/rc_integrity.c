@@ -4,12 +4,19 @@
  * libibverbs, so it runs unchanged on rdma-core with kernel rxe and on xrxe's
  * shim.
  *
- *   server:  rc_integrity -d DEV [-g GIDX] [-p PORT] [-m MIB] [-s SEED] [-t TIMEOUT]
- *   client:  rc_integrity -d DEV [-g GIDX] [-p PORT] [-m MIB] [-s SEED] [-t TIMEOUT] SERVER_IP
+ *   server:  rc_integrity -d DEV [-g GIDX] [-p PORT] [-m MIB] [-s SEED] [-t TIMEOUT] [-M MTU] [-a ITERS]
+ *   client:  rc_integrity -d DEV [-g GIDX] [-p PORT] [-m MIB] [-s SEED] [-t TIMEOUT] [-M MTU] [-a ITERS] SERVER_IP
  *
  * TIMEOUT is the QP's local ACK timeout exponent (4.096 us * 2^TIMEOUT,
  * default 14 = 67 ms). With 7 transport retries it bounds how long a peer
  * may stall without acknowledging anything before a WR fails.
+ *
+ * -a ITERS: atomics per QP and kind (default and at most 2000), fewer where
+ * round trips are slow (a TCG guest).
+ *
+ * MTU is the path MTU (256-4096, both sides the same), as ibv_rc_pingpong -m;
+ * default: the port's active MTU. Two peers whose ports differ (one capped by
+ * its frame size) must be given the smaller.
  *
  * The client moves MIB mebibytes (default 256) three ways, with sizes,
  * offsets and local/remote alignments drawn from a seeded PRNG both sides
@@ -47,13 +54,16 @@
 #define MAX_MSG (1u << 20)
 #define SEND_DEPTH 64
 #define RECV_SLOTS 8 /* posted receives, each MAX_MSG bytes, in their own region */
-#define ATOMIC_ITERS 2000
+#define ATOMIC_ITERS 2000 /* per QP and kind; -a takes fewer */
+
+static unsigned atomic_iters = ATOMIC_ITERS;
 
 struct opts {
 	const char *dev, *server;
 	int gidx;
 	int port;
 	int timeout;
+	enum ibv_mtu mtu; /* -M; 0: the port's active MTU */
 	unsigned mib;
 	uint64_t seed;
 };
@@ -241,7 +251,7 @@ static void connect_qps(struct ctx *c, const struct opts *o, const struct peer_i
 	for (int q = 0; q < NQP; q++) {
 		struct ibv_qp_attr a = {
 			.qp_state = IBV_QPS_RTR,
-			.path_mtu = c->port.active_mtu,
+			.path_mtu = o->mtu ? o->mtu : c->port.active_mtu,
 			.dest_qp_num = peer->qpn[q],
 			.rq_psn = peer->psn[q],
 			.max_dest_rd_atomic = 16,
@@ -448,7 +458,7 @@ static void client_atomics(struct ctx *c, const struct peer_info *peer)
 		bool more = false;
 
 		for (int q = 0; q < NQP; q++) {
-			while (posted[q] < ATOMIC_ITERS && posted[q] - done[q] < inflight) {
+			while (posted[q] < atomic_iters && posted[q] - done[q] < inflight) {
 				sge[q] = (struct ibv_sge){ .addr = (uintptr_t)&olds[q][posted[q]],
 							   .length = 8, .lkey = c->mr->lkey };
 				struct ibv_send_wr wr = {
@@ -463,7 +473,7 @@ static void client_atomics(struct ctx *c, const struct peer_info *peer)
 				post(c, q, &wr);
 				posted[q]++;
 			}
-			more |= done[q] < ATOMIC_ITERS;
+			more |= done[q] < atomic_iters;
 		}
 		if (!more)
 			break;
@@ -474,24 +484,24 @@ static void client_atomics(struct ctx *c, const struct peer_info *peer)
 	static uint8_t seen[NQP * ATOMIC_ITERS];
 
 	for (int q = 0; q < NQP; q++)
-		for (unsigned i = 0; i < ATOMIC_ITERS; i++) {
+		for (unsigned i = 0; i < atomic_iters; i++) {
 			uint64_t v = olds[q][i];
 
-			if (v >= NQP * ATOMIC_ITERS || seen[v]++)
+			if (v >= NQP * atomic_iters || seen[v]++)
 				fail("FETCH_AND_ADD returned %" PRIu64 " twice or out of range", v);
 		}
-	printf("fetch_add: %u ops from %d QPs, every old value distinct\n", NQP * ATOMIC_ITERS,
+	printf("fetch_add: %u ops from %d QPs, every old value distinct\n", NQP * atomic_iters,
 	       NQP);
 
 	/* CMP_AND_SWP: each QP loops compare(expected) -> expected+1; the final
 	 * value must equal the initial plus the number of swaps that succeeded. */
-	uint64_t expect[NQP], wins = 0, start = NQP * ATOMIC_ITERS;
+	uint64_t expect[NQP], wins = 0, start = NQP * atomic_iters;
 
 	for (int q = 0; q < NQP; q++) {
 		expect[q] = start;
 		done[q] = 0;
 	}
-	for (unsigned round = 0; round < ATOMIC_ITERS; round++) {
+	for (unsigned round = 0; round < atomic_iters; round++) {
 		for (int q = 0; q < NQP; q++) {
 			sge[q] = (struct ibv_sge){ .addr = (uintptr_t)&olds[q][round], .length = 8,
 						   .lkey = c->mr->lkey };
@@ -529,13 +539,13 @@ static void client_atomics(struct ctx *c, const struct peer_info *peer)
 		fail("CMP_AND_SWP: counter %" PRIu64 ", expected %" PRIu64 " + %" PRIu64 " wins",
 		     final, start, wins);
 	printf("cmp_swap: %u ops from %d QPs, %" PRIu64 " swaps, counter exact\n",
-	       NQP * ATOMIC_ITERS, NQP, wins);
+	       NQP * atomic_iters, NQP, wins);
 }
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: rc_integrity [-d DEV] [-g GIDX] [-p PORT] [-m MIB] [-s SEED] "
-			"[-t TIMEOUT] [SERVER]\n");
+			"[-t TIMEOUT] [-M MTU] [-a ITERS] [SERVER]\n");
 	exit(2);
 }
 
@@ -546,7 +556,7 @@ int main(int argc, char **argv)
 	struct ctx c = { 0 };
 	int opt, fd;
 
-	while ((opt = getopt(argc, argv, "d:g:p:m:s:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:p:m:s:t:M:a:")) != -1) {
 		switch (opt) {
 		case 'd': o.dev = optarg; break;
 		case 'g': o.gidx = atoi(optarg); break;
@@ -557,6 +567,21 @@ int main(int argc, char **argv)
 			o.timeout = atoi(optarg);
 			if (o.timeout < 0 || o.timeout > 31)
 				usage();
+			break;
+		case 'a':
+			atomic_iters = (unsigned)atoi(optarg);
+			if (atomic_iters < 1 || atomic_iters > ATOMIC_ITERS)
+				usage();
+			break;
+		case 'M':
+			switch (atoi(optarg)) {
+			case 256: o.mtu = IBV_MTU_256; break;
+			case 512: o.mtu = IBV_MTU_512; break;
+			case 1024: o.mtu = IBV_MTU_1024; break;
+			case 2048: o.mtu = IBV_MTU_2048; break;
+			case 4096: o.mtu = IBV_MTU_4096; break;
+			default: usage();
+			}
 			break;
 		default: usage();
 		}

@@ -7,13 +7,22 @@
 # numeric order of arrival; SHARE/jobs/stop ends the loop and powers off.
 S=/share
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
-mount -t proc proc /proc; mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev 2>/dev/null
-mount -t tmpfs tmpfs /tmp; mount -t tmpfs tmpfs /run
-ip link set lo up
 exec >"$S/guest.log" 2>&1
 # shellcheck source=/dev/null
-source "$S/env" # GUEST_IP4 GUEST_IP6 GUEST_MTU
+source "$S/env" # GUEST_IP4 GUEST_IP6 GUEST_MTU [XRXE_SRC]
+mount -t proc proc /proc; mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mount -t tmpfs tmpfs /run
+# The checkout (XRXE_SRC: the guest-xrxed rows run its xrxed) may live
+# under /tmp -- CI clones there -- which the guest's own tmpfs is about to
+# cover: bind it under /run first.
+if [ -n "${XRXE_SRC:-}" ]; then
+	mkdir -p /run/xrxe-src && mount --bind "$XRXE_SRC" /run/xrxe-src
+fi
+mount -t tmpfs tmpfs /tmp
+# libxdp keeps its dispatcher state in a bpffs.
+mount -t bpf bpf /sys/fs/bpf
+ip link set lo up
 set -x
 ip link set eth0 mtu "$GUEST_MTU" up
 ip addr add "$GUEST_IP4/24" dev eth0
