@@ -135,7 +135,9 @@ void xrxe_tpi_rto_loss(struct xrxe_tp_qp *qp)
 	c->recovery = true;
 	c->recovery_hi = qp->req.psn_hi;
 	qp->info.recoveries++;
-	if (!rto_enabled(qp))
+	/* With selective repeat a loss costs only what was lost, not the
+	 * window behind it (sr.c): the window stays. */
+	if (!rto_enabled(qp) || qp->sr)
 		return;
 	w /= 2;
 	c->cwnd = w < XRXE_TP_CWND_MIN ? XRXE_TP_CWND_MIN : w;
