@@ -851,7 +851,10 @@ static void resp_read_again(struct xrxe_tp_qp *qp, struct tp_res *res, uint32_t 
 		end = res->cur_psn;
 	if (xrxe_psn_cmp(end, psn) <= 0 || rspq_full(r))
 		return;
-	e = &r->q[r->qtail++ & RSPQ_MASK];
+	/* Ahead of everything queued (up to a whole window of other READs'
+	 * streams): the requester's oldest READ waits for it, and with
+	 * selective repeat nothing takes a later ACK for a lost response. */
+	e = &r->q[--r->qhead & RSPQ_MASK];
 	e->kind = TP_RSP_READ_PART;
 	e->syndrome = XRXE_AETH_ACK_UNLIMITED;
 	e->res = (uint16_t)(res - r->res);

@@ -347,6 +347,7 @@ void xrxe_tpi_sr_sack_rx(struct xrxe_tp_qp *qp, uint32_t cum, const uint8_t *bit
 	if (!s->sack_valid || xrxe_psn_cmp(top, s->sack_top) > 0)
 		s->sack_top = top;
 	s->sack_valid = true;
+	xrxe_tpi_rto_held(qp);
 
 	/* Holes: request packets before the highest held one, neither held
 	 * nor acknowledged. A READ or atomic is one request packet at its

@@ -572,6 +572,8 @@ void xrxe_tpi_rto_rewound(struct xrxe_tp_qp *qp);
 bool xrxe_tpi_rto_expired(struct xrxe_tp_qp *qp);
 void xrxe_tpi_rto_loss(struct xrxe_tp_qp *qp);
 uint32_t xrxe_tpi_rto_cwnd(const struct xrxe_tp_qp *qp);
+/* rto.c: a SACK arrived (selective repeat): it may time the round trip */
+void xrxe_tpi_rto_held(struct xrxe_tp_qp *qp);
 /* req.c: queue loss probes (rto.c): the oldest unacknowledged PSN and the
  * newest sent, each once more with AckReq. */
 void xrxe_tpi_req_probe(struct xrxe_tp_qp *qp);
