@@ -249,6 +249,13 @@ static void rx_rep(struct xrxe_cm *cm, const struct xrxe_cm_msg *msg)
 	id->ece_remote.vendor_id = rep->vendor_id;
 	id->ece_remote.options = msg->hdr.attr_mod;
 	id->ece_remote_set = true;
+	/* Selective repeat only if our REQ offered it and the REP took it
+	 * (cma.c); otherwise go-back-N. Before the application hears of the
+	 * REP, so before its QP sends anything. */
+	if (id->qp_type == IBV_QPT_RC && cm->cfg.ops->qp_sr)
+		cm->cfg.ops->qp_sr(cm->cfg.user, id->owner, id->local_qpn,
+				   id->sr_offered && rep->vendor_id == XRXE_ECE_VENDOR_ID &&
+					   (msg->hdr.attr_mod & XRXE_ECE_OPT_SR));
 	id->ib = IB_REP_RCVD;
 	xrxe_cmi_event_init(id, &ev, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
 	conn_param(id, &ev, rep->private_data, XRXE_CM_REP_PRIVATE);
