@@ -85,6 +85,15 @@ static void conn_param(struct xrxe_cm_id *id, struct xrxe_cm_event_msg *ev, cons
 	if (id->ece_remote_set) {
 		ev->flags |= XRXE_CM_EV_ECE;
 		ev->ece = id->ece_remote;
+		/* xrxe's own ECE (selective repeat) is the transport's
+		 * business, settled between the two daemons (cma.c): the
+		 * application sees a peer without ECE. librdmacm refuses a
+		 * REP whose vendor ID is not the one it sent (its
+		 * ucma_process_conn_resp_ece; src/rdmacm/conn.c does the
+		 * same), and a passive librdmacm would echo the vendor ID
+		 * back in its accept. */
+		if (ev->ece.vendor_id == XRXE_ECE_VENDOR_ID)
+			ev->ece = (struct xrxe_cm_ece){ 0 };
 	}
 }
 

@@ -557,6 +557,13 @@ static bool req_send_sr(struct xrxe_tp_qp *qp)
 		qp->req.read_cap = 0;
 		if (err == -ENOBUFS)
 			break;
+		/* IBA 9.7.6.1.3: the Local ACK Timeout times the oldest
+		 * request sent and not acknowledged; a packet sent again
+		 * is sent now (go-back-N restarts it the same way, comp.c
+		 * comp_retry). A dead peer still sends no SACK, so nothing
+		 * is sent again and the timeout runs out. */
+		if (!err)
+			xrxe_tpi_timer_arm_rexmit(qp);
 		if (!w->rd_atomic)
 			goto next_psn;
 next:
