@@ -678,12 +678,12 @@ bool xrxe_tpi_req_run(struct xrxe_tp_qp *qp, unsigned budget)
 		} else if (window_full(qp)) {
 			break;
 		}
-		/* CC hook: the pacer holds a rate-limited QP until its
-		 * release time (cc.c; the wheel wakes the caller) */
 		if (req_skip_held(qp, w)) {
 			did = true;
 			continue;
 		}
+		/* CC hook: the pacer holds a rate-limited QP until its
+		 * release time (cc.c; the wheel wakes the caller) */
 		if (!xrxe_tpi_cc_may_send(qp))
 			break;
 		err = req_send_one(qp, w);
