@@ -365,19 +365,6 @@ struct goodput {
 	uint64_t took, sent, delivered, dups, resent, timeouts, held;
 };
 
-static struct xrxe_tph *dbg_h;
-static bool dbg_filter(void *arg, int from, const struct xrxe_pkt *pkt)
-{
-	(void)arg;
-	if (from == 0 && pkt->opcode == XRXE_OPCODE(RC, RDMA_READ_REQUEST)) {
-		const struct xrxe_reth *r = xrxe_pkt_hdr(pkt, XRXE_HDR_RETH);
-
-		fprintf(stderr, "%8.1f us READ req psn %u len %u\n", dbg_h->now / 1e3,
-			xrxe_bth_psn(xrxe_pkt_bth(pkt)), xrxe_reth_len(r));
-	}
-	return false;
-}
-
 /* As test_transport_loss.c's stream: nmsg operations of 64 KiB (16 x 4 KiB
  * packets), at most 16 posted, over a 10 Gbit/s link with 20 us each way
  * and loss_ppm random loss both ways; every message must land intact. op:
@@ -404,10 +391,6 @@ static void stream(uint32_t op, uint32_t loss_ppm, bool sr, unsigned nmsg, struc
 	lka = xrxe_tph_mr(&p.h.side[0], abuf, sizeof(abuf), RW, 0);
 	lkb = xrxe_tph_mr(&p.h.side[1], bbuf, sizeof(bbuf), RW, 0);
 	p.h.pol.drop_ppm = loss_ppm;
-	if (getenv("XRXE_SR_DEBUG") && atoi(getenv("XRXE_SR_DEBUG")) == 2 && loss_ppm && sr) {
-		dbg_h = &p.h;
-		p.h.pol.filter = dbg_filter;
-	}
 	p.h.pol.link_bps = 10000000000ull;
 	p.h.pol.link_delay_ns = 20 * US;
 	t0 = p.h.now;
@@ -459,7 +442,7 @@ static void stream(uint32_t op, uint32_t loss_ppm, bool sr, unsigned nmsg, struc
 	g->resent = ia.resent_packets + ib.resent_packets;
 	g->timeouts = ia.timeouts;
 	g->held = ib.ooo_held;
-	if (getenv("XRXE_SR_DEBUG"))
+	if (getenv("XRXE_SR_DEBUG")) /* the requester's recovery, for diagnosis */
 		fprintf(stderr, "#   probes %" PRIu64 " recoveries %" PRIu64 " fast %" PRIu64 " retransmits %" PRIu64 " srtt %" PRIu64 " us\n", ia.probes, ia.recoveries, ia.fast_retransmits, ia.retransmits, ia.srtt_ns / 1000);
 	xrxe_tph_pair_fini(&p);
 }
