@@ -251,18 +251,24 @@ static uint32_t cm_random(void *user)
 }
 
 /* The CM's decision on selective repeat (src/cm/cma.c, ib_cm.c) for the QP
- * the ID's owner named: only a QP of the same connection may be switched. */
+ * the ID's owner named: only a QP of the same process may be switched (the
+ * verbs shim and librdmacm each hold their own connection; SO_PEERCRED
+ * identifies the process). */
 static int cm_qp_sr(void *user, void *owner, uint32_t qpn, bool on)
 {
 	struct xrxe_ctrl *ctrl = user;
 	struct obj_cm_id *o = owner;
-	struct conn *c = o ? o->o.conn : NULL;
+	const struct conn *me = o ? o->o.conn : NULL;
 
-	for (uint32_t i = 0; c && i < c->nslots; i++) {
-		const struct obj *obj = c->slots[i].obj;
+	for (struct conn *c = ctrl->conns; me && c; c = c->next) {
+		if (c->pid != me->pid || c->uid != me->uid)
+			continue;
+		for (uint32_t i = 0; i < c->nslots; i++) {
+			const struct obj *obj = c->slots[i].obj;
 
-		if (obj && obj->type == OBJ_QP && ((const struct obj_qp *)obj)->qpn == qpn)
-			return xrxe_tp_qp_set_sr(ctrl->cfg.tp, qpn, on);
+			if (obj && obj->type == OBJ_QP && ((const struct obj_qp *)obj)->qpn == qpn)
+				return xrxe_tp_qp_set_sr(ctrl->cfg.tp, qpn, on);
+		}
 	}
 	return -EPERM;
 }
