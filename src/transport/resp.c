@@ -1045,10 +1045,11 @@ void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 			 * NAK. Not during an RNR wait: the requester goes
 			 * back to the NAK'd PSN anyway. */
 			bool sack;
+			int held = xrxe_tpi_sr_hold(qp, pkt, psn, &sack);
 
-			if (!xrxe_tpi_sr_hold(qp, pkt, psn, &sack))
+			if (held < 0)
 				qp->info.out_of_sequence++;
-			else if (sack && !r->nak_sent)
+			else if (held && sack && !r->nak_sent)
 				rsp_ack(qp, xrxe_psn_sub(r->psn, 1), XRXE_AETH_ACK_UNLIMITED);
 			goto out;
 		}

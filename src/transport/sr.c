@@ -109,7 +109,7 @@ static void slot_free(struct tp_sr *s, uint32_t i)
 	}
 }
 
-bool xrxe_tpi_sr_hold(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn, bool *sack)
+int xrxe_tpi_sr_hold(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn, bool *sack)
 {
 	struct tp_sr *s = qp->srs;
 	uint32_t d = xrxe_psn_sub(psn, qp->resp.psn), i = psn & WIN_MASK, prev, off = 0, f;
@@ -117,10 +117,10 @@ bool xrxe_tpi_sr_hold(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_
 
 	*sack = false;
 	if (!s || d == 0 || d >= XRXE_TP_SR_WIN || pkt->len > XRXE_TP_SR_SLOT)
-		return false;
+		return -ENOSPC;
 	if (s->hold_len[i] && s->hold_psn[i] == psn) {
 		qp->info.duplicates++;
-		return false;
+		return 0;
 	}
 	if (pkt->op->flags & XRXE_OPF_READ) {
 		const struct xrxe_reth *reth = xrxe_pkt_hdr(pkt, XRXE_HDR_RETH);
@@ -140,7 +140,7 @@ bool xrxe_tpi_sr_hold(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_
 		off += n;
 	}
 	if (off != pkt->len)
-		return false; /* fragments shorter than the frame: not ours to guess */
+		return -EINVAL; /* fragments shorter than the frame: not ours to guess */
 	s->hold_psn[i] = psn;
 	s->hold_npsn[i] = npsn;
 	s->hold_len[i] = (uint16_t)pkt->len;
@@ -151,7 +151,7 @@ bool xrxe_tpi_sr_hold(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_
 	prev = xrxe_psn_sub(psn, 1);
 	*sack = !(s->hold_len[prev & WIN_MASK] && s->hold_psn[prev & WIN_MASK] == prev) ||
 		xrxe_bth_ackreq(xrxe_pkt_bth(pkt)) || s->nheld % SACK_EVERY == 0;
-	return true;
+	return 1;
 }
 
 bool xrxe_tpi_sr_take(struct xrxe_tp_qp *qp, uint32_t psn, struct xrxe_pkt *out)

@@ -582,10 +582,11 @@ void xrxe_tpi_req_probe(struct xrxe_tp_qp *qp);
 int xrxe_tpi_sr_enable(struct xrxe_tp_qp *qp); /* at RTR: qp->sr and its state */
 void xrxe_tpi_sr_reset(struct xrxe_tp_qp *qp);
 void xrxe_tpi_sr_free(struct xrxe_tp_qp *qp);
-/* responder: hold a request packet psn past the expected one; true if it
- * was new (false: a duplicate, or it does not fit) and *sack when the
- * requester should hear of it now. */
-bool xrxe_tpi_sr_hold(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn, bool *sack);
+/* responder: hold a request packet psn past the expected one: 1 held (and
+ * *sack when the requester should hear of it now), 0 held already (a
+ * duplicate, counted), -ENOSPC/-EINVAL not held (past the hold window, too
+ * large: dropped as go-back-N would). */
+int xrxe_tpi_sr_hold(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn, bool *sack);
 /* responder: the held packet at psn, parsed into out (its slot freed, the
  * bytes valid until the next hold); false if none. */
 bool xrxe_tpi_sr_take(struct xrxe_tp_qp *qp, uint32_t psn, struct xrxe_pkt *out);

@@ -167,6 +167,10 @@ for name in ib_write_bw ib_read_bw ib_send_bw; do
 	else
 		tap_fail "selective repeat: $name -s 65536 -n $ITERS completes through 1 % loss each way"
 		tail -n 5 "$TMP/$name.client" "$TMP/$name.server" | sed 's/^/#   /'
+		# the QPs' last counters, for diagnosis
+		for s in a b; do
+			tap_diag "side $s: $(cut -c1-900 "$TMP/$name.$s" 2>/dev/null)"
+		done
 		continue
 	fi
 	grep -E '^ *65536 ' "$TMP/$name.client" | sed 's/^/#   /'
