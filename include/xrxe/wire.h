@@ -131,6 +131,10 @@ enum xrxe_opcode {
 	XRXE_OP_FLUSH = 0x1c,
 	XRXE_OP_ATOMIC_WRITE = 0x1d,
 	XRXE_OP_CNP = 0x81,
+	/* Manufacturer-specific range (IBA table 38: 0xC0-0xFF): xrxe's
+	 * selective acknowledgement, sent only to a peer that agreed to
+	 * selective repeat (docs/selective-repeat.md). A full opcode. */
+	XRXE_OP_XRXE_SACK = 0xe0,
 };
 
 /* Full opcodes = transport | operation, e.g. XRXE_OPCODE(UD, SEND_ONLY) = 0x64. */
@@ -158,6 +162,7 @@ enum xrxe_payload_rule {
 	XRXE_PAYLOAD_FULL_MTU, /* exactly path MTU bytes (FIRST, MIDDLE); the parser checks > 0 */
 	XRXE_PAYLOAD_8,        /* exactly 8 bytes (ATOMIC_WRITE) */
 	XRXE_PAYLOAD_CNP,      /* 16 reserved bytes, not payload (CNP) */
+	XRXE_PAYLOAD_SACK,     /* exactly XRXE_SACK_LEN bytes: the SACK bitmap */
 };
 
 /* Role flags of an opcode (mirrors rxe's RXE_*_MASK). */
@@ -177,7 +182,14 @@ enum xrxe_op_flags {
 	XRXE_OPF_ATOMIC_WRITE = 1u << 12,
 	XRXE_OPF_ACK = 1u << 13, /* carries an AETH that acknowledges */
 	XRXE_OPF_CNP = 1u << 14,
+	XRXE_OPF_SACK = 1u << 15, /* xrxe's SACK (docs/selective-repeat.md) */
 };
+
+/* The SACK's payload: a bitmap of the XRXE_SACK_PSNS PSNs after the BTH's
+ * (the last PSN acknowledged); bit i (byte i / 8, bit i % 8 from the least
+ * significant) set = the responder holds PSN + 1 + i. */
+#define XRXE_SACK_LEN 16
+#define XRXE_SACK_PSNS (8 * XRXE_SACK_LEN)
 
 struct xrxe_opcode_info {
 	const char *name;          /* e.g. "RC_SEND_FIRST", as rxe names it */

@@ -57,7 +57,20 @@ struct xrxe_cm_ops {
 	int (*gid_index)(void *user, const union ibv_gid *gid);
 	/* 32 random bits (comm IDs, starting PSNs). */
 	uint32_t (*random)(void *user);
+	/* Selective repeat for the RC QP qpn of the ID owned by owner, as the
+	 * REQ/REP exchange decided it (on or off): before the passive side's
+	 * REP goes out, when the active side's REP arrives. 0 or -errno (the
+	 * passive side then does not agree). NULL: not asked. */
+	int (*qp_sr)(void *user, void *owner, uint32_t qpn, bool on);
 };
+
+/* Enhanced Connection Establishment (ECE: the REQ's and REP's vendor ID and
+ * the MAD header's attribute modifier, as the kernel's ib_cm carries
+ * them; docs/selective-repeat.md). xrxe's vendor ID is a value of the
+ * IEEE's locally assigned (CID) form, not an assignment: a peer that is not
+ * xrxe never matches it and answers with its own, or none. */
+#define XRXE_ECE_VENDOR_ID 0x5a5258u /* 0x5A: CID form; "ZRX" */
+#define XRXE_ECE_OPT_SR (1u << 0)    /* selective repeat (src/transport/sr.c) */
 
 struct xrxe_cm_config {
 	const struct xrxe_cm_ops *ops;
@@ -66,6 +79,7 @@ struct xrxe_cm_config {
 	enum ibv_mtu max_path_mtu; /* the port's active MTU */
 	uint8_t ca_ack_delay;     /* the device's local_ca_ack_delay */
 	uint32_t max_ids;         /* IDs of all owners together (0: 65536) */
+	bool selective_repeat;    /* offer and accept it (ECE) on RC connections */
 };
 
 int xrxe_cm_create(const struct xrxe_cm_config *cfg, struct xrxe_cm **out);

@@ -116,6 +116,7 @@ struct xrxe_cm_id {
 	enum ibv_qp_type conn_qp_type;
 	struct xrxe_cm_ece ece_local, ece_remote;
 	bool ece_remote_set;
+	bool sr_offered; /* our REQ offered selective repeat (ECE) */
 
 	/* the last MAD sent, for retransmission and for answering repeats */
 	uint8_t mad[XRXE_MAD_SIZE];

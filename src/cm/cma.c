@@ -392,6 +392,15 @@ int xrxe_cm_connect(struct xrxe_cm *cm, struct xrxe_cm_id *id, const struct xrxe
 		return -EINVAL;
 	if (ece)
 		id->ece_local = *ece;
+	/* Offer selective repeat unless the application set ECE values of
+	 * its own (rdma_set_local_ece): the REP says whether the peer took
+	 * it (ib_cm.c). */
+	id->sr_offered = id->qp_type == IBV_QPT_RC && cm->cfg.selective_repeat &&
+			 !id->ece_local.vendor_id;
+	if (id->sr_offered) {
+		id->ece_local.vendor_id = XRXE_ECE_VENDOR_ID;
+		id->ece_local.options = XRXE_ECE_OPT_SR;
+	}
 	if (id->qp_type == IBV_QPT_UD) {
 		max = XRXE_CM_SIDR_REQ_PRIVATE - XRXE_CMA_HDR_SIZE;
 		if (p->private_data_len > max)
@@ -402,6 +411,29 @@ int xrxe_cm_connect(struct xrxe_cm *cm, struct xrxe_cm_id *id, const struct xrxe
 	if (p->private_data_len > max)
 		return -EINVAL;
 	return xrxe_cmi_send_req(cm, id, p, now);
+}
+
+/* Passive side: agree to selective repeat when the REQ offered it, this
+ * device offers it and the application set no ECE values of its own; the
+ * QP switches before the REP (with our ECE) goes out. Any other RC
+ * connection is go-back-N, whatever the device default for QPs connected
+ * without the CM. */
+static void cma_sr_accept(struct xrxe_cm *cm, struct xrxe_cm_id *id, uint32_t qpn)
+{
+	const struct xrxe_cm_ops *ops = cm->cfg.ops;
+	bool on = id->qp_type == IBV_QPT_RC && cm->cfg.selective_repeat &&
+		  !id->ece_local.vendor_id && id->ece_remote_set &&
+		  id->ece_remote.vendor_id == XRXE_ECE_VENDOR_ID &&
+		  (id->ece_remote.options & XRXE_ECE_OPT_SR);
+
+	if (id->qp_type != IBV_QPT_RC || !ops->qp_sr)
+		return;
+	if (on && ops->qp_sr(cm->cfg.user, id->owner, qpn, true) == 0) {
+		id->ece_local.vendor_id = XRXE_ECE_VENDOR_ID;
+		id->ece_local.options = XRXE_ECE_OPT_SR;
+		return;
+	}
+	ops->qp_sr(cm->cfg.user, id->owner, qpn, false);
 }
 
 int xrxe_cm_accept(struct xrxe_cm *cm, struct xrxe_cm_id *id, const struct xrxe_cm_conn_param *p,
@@ -417,6 +449,7 @@ int xrxe_cm_accept(struct xrxe_cm *cm, struct xrxe_cm_id *id, const struct xrxe_
 		return -EINVAL;
 	if (p->private_data_len > XRXE_CM_REP_PRIVATE)
 		return -EINVAL;
+	cma_sr_accept(cm, id, p->qp_num & 0xffffff);
 	return xrxe_cmi_send_rep(cm, id, p, now);
 }
 

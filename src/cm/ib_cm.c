@@ -85,6 +85,15 @@ static void conn_param(struct xrxe_cm_id *id, struct xrxe_cm_event_msg *ev, cons
 	if (id->ece_remote_set) {
 		ev->flags |= XRXE_CM_EV_ECE;
 		ev->ece = id->ece_remote;
+		/* xrxe's own ECE (selective repeat) is the transport's
+		 * business, settled between the two daemons (cma.c): the
+		 * application sees a peer without ECE. librdmacm refuses a
+		 * REP whose vendor ID is not the one it sent (its
+		 * ucma_process_conn_resp_ece; src/rdmacm/conn.c does the
+		 * same), and a passive librdmacm would echo the vendor ID
+		 * back in its accept. */
+		if (ev->ece.vendor_id == XRXE_ECE_VENDOR_ID)
+			ev->ece = (struct xrxe_cm_ece){ 0 };
 	}
 }
 
@@ -249,6 +258,13 @@ static void rx_rep(struct xrxe_cm *cm, const struct xrxe_cm_msg *msg)
 	id->ece_remote.vendor_id = rep->vendor_id;
 	id->ece_remote.options = msg->hdr.attr_mod;
 	id->ece_remote_set = true;
+	/* Selective repeat only if our REQ offered it and the REP took it
+	 * (cma.c); otherwise go-back-N. Before the application hears of the
+	 * REP, so before its QP sends anything. */
+	if (id->qp_type == IBV_QPT_RC && cm->cfg.ops->qp_sr)
+		cm->cfg.ops->qp_sr(cm->cfg.user, id->owner, id->local_qpn,
+				   id->sr_offered && rep->vendor_id == XRXE_ECE_VENDOR_ID &&
+					   (msg->hdr.attr_mod & XRXE_ECE_OPT_SR));
 	id->ib = IB_REP_RCVD;
 	xrxe_cmi_event_init(id, &ev, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
 	conn_param(id, &ev, rep->private_data, XRXE_CM_REP_PRIVATE);

@@ -36,6 +36,7 @@ struct xrxe_ctrl_config {
 	struct xrxe_nl *nl;
 	uint32_t max_cq; /* CQs of all connections together (the core has no limit) */
 	uint32_t max_srq; /* SRQs of all connections together (0: no limit) */
+	bool cm_selective_repeat; /* the CM offers/accepts selective repeat (ECE) */
 	/* STATS: write the report (abi.h XRXE_STATS_F_* flags) to out. */
 	void (*stats)(void *user, FILE *out, unsigned flags);
 	void *user;

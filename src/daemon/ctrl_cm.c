@@ -250,12 +250,36 @@ static uint32_t cm_random(void *user)
 	return v;
 }
 
+/* The CM's decision on selective repeat (src/cm/cma.c, ib_cm.c) for the QP
+ * the ID's owner named: only a QP of the same process may be switched (the
+ * verbs shim and librdmacm each hold their own connection; SO_PEERCRED
+ * identifies the process). */
+static int cm_qp_sr(void *user, void *owner, uint32_t qpn, bool on)
+{
+	struct xrxe_ctrl *ctrl = user;
+	struct obj_cm_id *o = owner;
+	const struct conn *me = o ? o->o.conn : NULL;
+
+	for (struct conn *c = ctrl->conns; me && c; c = c->next) {
+		if (c->pid != me->pid || c->uid != me->uid)
+			continue;
+		for (uint32_t i = 0; i < c->nslots; i++) {
+			const struct obj *obj = c->slots[i].obj;
+
+			if (obj && obj->type == OBJ_QP && ((const struct obj_qp *)obj)->qpn == qpn)
+				return xrxe_tp_qp_set_sr(ctrl->cfg.tp, qpn, on);
+		}
+	}
+	return -EPERM;
+}
+
 static const struct xrxe_cm_ops cm_ops = {
 	.send_mad = cm_send_mad,
 	.event = cm_event,
 	.new_child = cm_new_child,
 	.gid_index = cm_gid_index,
 	.random = cm_random,
+	.qp_sr = cm_qp_sr,
 };
 
 int xrxe_ctrli_cm_open(struct xrxe_ctrl *ctrl)
@@ -267,6 +291,7 @@ int xrxe_ctrli_cm_open(struct xrxe_ctrl *ctrl)
 		.node_guid = p->node_guid,
 		.max_path_mtu = p->port_attr.active_mtu,
 		.ca_ack_delay = p->dev_attr.local_ca_ack_delay,
+		.selective_repeat = ctrl->cfg.cm_selective_repeat,
 	};
 
 	return xrxe_cm_create(&cfg, &ctrl->cm);

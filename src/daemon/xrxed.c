@@ -124,6 +124,7 @@ struct daemon_opts {
 	bool keep_xdp;   /* leave the steering program attached on exit */
 	int rt_priority; /* SCHED_FIFO priority, 0 = normal scheduling */
 	bool fixed_ack_timeout; /* --rexmit fixed */
+	bool sr_off, sr_on;     /* --selective-repeat off / on (default: cm) */
 	struct xrxe_tp_cc_params cc; /* defaults + --cc name=value */
 };
 
@@ -263,6 +264,13 @@ static void usage(FILE *out)
 		"        ACK Timeout: a resent packet lost again, or a lost last packet,\n"
 		"        draws no NAK. These retries leave retry_cnt alone. fixed: the\n"
 		"        Local ACK Timeout only, as rxe.\n"
+		"    --selective-repeat off|cm|on\n"
+		"        RC selective repeat between xrxe peers (docs/selective-repeat.md):\n"
+		"        the receiver keeps packets past a loss, the sender resends only\n"
+		"        what is missing. cm (default): agreed per connection through ECE\n"
+		"        in the CM's REQ/REP, go-back-N with any other peer. on: also for\n"
+		"        QPs connected without the CM (perftest without -R), whose peer\n"
+		"        must then be xrxed with --selective-repeat on too. off: never.\n"
 		"    -r, --rt-priority PRIO\n"
 		"        run under SCHED_FIFO at PRIO (1-99) so that no normal task delays\n"
 		"        a frame, an ACK or a CNP: for hosts whose cores busy-polling\n"
@@ -316,6 +324,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		{ "cc", required_argument, NULL, 'c' },
 		{ "rt-priority", required_argument, NULL, 'r' },
 		{ "rexmit", required_argument, NULL, 'R' },
+		{ "selective-repeat", required_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -368,6 +377,14 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 				o->fixed_ack_timeout = true;
 			} else {
 				xrxe_err("--rexmit: '%s' is not adaptive or fixed", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'S':
+			o->sr_off = !strcmp(optarg, "off");
+			o->sr_on = !strcmp(optarg, "on");
+			if (!o->sr_off && !o->sr_on && strcmp(optarg, "cm")) {
+				xrxe_err("--selective-repeat: '%s' is not off, cm or on", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -788,9 +805,10 @@ static int emit_qp(void *arg, const struct xrxe_tp_qp_info *q)
 	if (e->json)
 		fprintf(e->out,
 			",\"resent_packets\":%" PRIu64 ",\"out_of_sequence\":%" PRIu64
-			",\"recoveries\":%" PRIu64 ",\"probes\":%" PRIu64 ",\"cwnd\":%u",
+			",\"recoveries\":%" PRIu64 ",\"probes\":%" PRIu64 ",\"cwnd\":%u"
+			",\"selective_repeat\":%s,\"ooo_held\":%" PRIu64,
 			q->resent_packets, q->out_of_sequence, q->recoveries, q->probes,
-			q->cwnd);
+			q->cwnd, q->selective_repeat ? "true" : "false", q->ooo_held);
 	/* DCQCN: rates in Mb/s, alpha as a fraction (alpha_fp: the mlx5
 	 * 10-bit fixed point it is kept in) */
 	if (e->json)
@@ -1449,6 +1467,7 @@ static int daemon_setup(struct daemon *d)
 		.local_ack_delay = DEV_LOCAL_ACK_DELAY,
 		.line_rate_mbps = DEFAULT_LINE_RATE_MBPS,
 		.fixed_ack_timeout = d->opts.fixed_ack_timeout,
+		.selective_repeat = d->opts.sr_on,
 	};
 
 	d->max_path_mtu = tcfg.max_path_mtu;
@@ -1508,6 +1527,7 @@ static int daemon_setup(struct daemon *d)
 		.nl = d->nl,
 		.max_cq = DEV_MAX_CQ,
 		.max_srq = DEV_MAX_SRQ,
+		.cm_selective_repeat = !d->opts.sr_off,
 		.stats = daemon_stats,
 		.user = d,
 	};

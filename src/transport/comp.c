@@ -124,6 +124,18 @@ bool xrxe_tpi_comp_flush(struct xrxe_tp_qp *qp)
 	return did;
 }
 
+/* Move the oldest unacknowledged PSN forward. Selective repeat's
+ * scoreboard is indexed by PSN from here: what falls behind is cleared at
+ * once (sr.c). */
+static void comp_set_psn(struct xrxe_tp_qp *qp, uint32_t psn)
+{
+	uint32_t old = qp->comp.psn;
+
+	qp->comp.psn = psn;
+	if (qp->sr)
+		xrxe_tpi_sr_advanced(qp, old);
+}
+
 /* The oldest WQE with PSNs, or NULL. */
 static struct tp_swqe *comp_head(const struct xrxe_tp_qp *qp)
 {
@@ -189,6 +201,136 @@ static void comp_probe(struct xrxe_tp_qp *qp)
 
 enum { ACK_OK, ACK_NEED_RETRY };
 
+/* Selective repeat: the highest PSN acknowledged so far, which the WQEs
+ * behind an incomplete READ or atomic complete up to once it completes. */
+static void sr_note_cum(struct xrxe_tp_qp *qp, uint32_t psn)
+{
+	struct tp_sr *s = qp->srs;
+
+	if (!s->cum_valid || xrxe_psn_cmp(psn, s->cum) > 0) {
+		s->cum = psn;
+		s->cum_valid = true;
+	}
+}
+
+/* The ACTIVE WQE whose PSNs include psn, or NULL. */
+static struct tp_swqe *sr_wqe_of_psn(const struct xrxe_tp_qp *qp, uint32_t psn)
+{
+	uint32_t idx;
+
+	for (idx = qp->sq_cons; idx != qp->sq_fetch; idx++) {
+		struct tp_swqe *w = xrxe_tpi_swqe(qp, idx);
+
+		if (w->state != TP_WQE_ACTIVE || xrxe_psn_cmp(psn, w->first_psn) < 0)
+			return NULL;
+		if (xrxe_psn_cmp(psn, w->last_psn) <= 0)
+			return w;
+	}
+	return NULL;
+}
+
+/* Selective repeat: complete, in order, what the responses received and
+ * the acknowledgements say is done: a READ/atomic at the head once all its
+ * response PSNs are here (comp.psn moving over those that are, so a probe
+ * asks for the first missing one), SEND/WRITE up to the highest PSN
+ * acknowledged. */
+static void sr_advance(struct xrxe_tp_qp *qp)
+{
+	struct tp_sr *s = qp->srs;
+	struct tp_swqe *w;
+
+	while ((w = comp_head(qp))) {
+		if (w->rd_atomic) {
+			uint32_t p = qp->comp.psn;
+
+			if (!xrxe_tpi_sr_read_tracked(w))
+				break; /* go-back-N (comp_read_resp) */
+			if (xrxe_psn_cmp(p, w->first_psn) < 0)
+				p = w->first_psn;
+			while (xrxe_psn_cmp(p, w->last_psn) <= 0 && xrxe_tpi_sr_bit(s->have, qp, p))
+				p = xrxe_psn_add(p, 1);
+			if (p != qp->comp.psn)
+				comp_set_psn(qp, p);
+			if (xrxe_psn_cmp(p, w->last_psn) <= 0)
+				break;
+			xrxe_tpi_comp_retire(qp, IBV_WC_SUCCESS);
+			continue;
+		}
+		if (!s->cum_valid || xrxe_psn_cmp(s->cum, w->first_psn) < 0)
+			break;
+		if (xrxe_psn_cmp(s->cum, w->last_psn) >= 0) {
+			comp_set_psn(qp, xrxe_psn_add(w->last_psn, 1));
+			xrxe_tpi_comp_retire(qp, IBV_WC_SUCCESS);
+			continue;
+		}
+		if (xrxe_psn_cmp(xrxe_psn_add(s->cum, 1), qp->comp.psn) > 0)
+			comp_set_psn(qp, xrxe_psn_add(s->cum, 1));
+		break;
+	}
+}
+
+/* Selective repeat: a READ response (or the empty response of ATOMIC_WRITE
+ * or FLUSH) for any READ in flight, placed by its offset as it comes
+ * (IBA 9.7.5.1.x: a response implicitly acknowledges every earlier request,
+ * and responses leave the responder in PSN order, so the ones before it
+ * that did not come are lost). */
+static void sr_read_resp(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
+{
+	struct tp_swqe *w = sr_wqe_of_psn(qp, psn);
+	uint32_t mtu = qp->mtu, off, expect;
+	bool last = pkt->op->flags & XRXE_OPF_LAST;
+	struct xrxe_tpi_pkt_src c = { .pkt = pkt, .off = 0 };
+
+	if (!w || !(w->is_read || w->rsp_read0) || !xrxe_tpi_sr_read_tracked(w))
+		return;
+	if (xrxe_tpi_sr_bit(qp->srs->have, qp, psn)) {
+		qp->info.duplicates++;
+		return;
+	}
+	off = xrxe_psn_sub(psn, w->first_psn) * mtu;
+	expect = w->rsp_read0 ? 0 : w->length - off < mtu ? w->length - off : mtu;
+	/* the opcode and length its place in the READ calls for (as
+	 * comp_read_resp checks), else malformed and dropped */
+	if (last != (psn == w->last_psn) ||
+	    !!(pkt->op->flags & XRXE_OPF_FIRST) != (psn == w->first_psn) ||
+	    pkt->payload_len != expect)
+		return;
+	if (expect && xrxe_tpi_sge_walk(qp->tp, qp->pdn, (const struct xrxe_sge *)w->data,
+				       w->wr.num_sge, off, expect, IBV_ACCESS_LOCAL_WRITE,
+				       xrxe_tpi_piece_from_pkt, &c)) {
+		comp_error(qp, IBV_WC_LOC_PROT_ERR);
+		return;
+	}
+	xrxe_tpi_sr_set(qp->srs->have, qp, psn);
+	if (psn != qp->comp.psn)
+		xrxe_tpi_sr_scan_lost(qp, xrxe_psn_sub(psn, 1));
+}
+
+/* Selective repeat: an atomic's result for any atomic in flight. */
+static void sr_atomic_ack(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
+{
+	struct tp_swqe *w = sr_wqe_of_psn(qp, psn);
+	const struct xrxe_atmack *ack = xrxe_pkt_hdr(pkt, XRXE_HDR_ATMACK);
+	uint64_t orig;
+	struct xrxe_tpi_buf_src c = { .src = (const uint8_t *)&orig };
+
+	if (!w || !w->is_atomic || psn != w->first_psn || !ack)
+		return;
+	if (xrxe_tpi_sr_bit(qp->srs->have, qp, psn)) {
+		qp->info.duplicates++;
+		return;
+	}
+	orig = xrxe_atmack_orig(ack);
+	if (xrxe_tpi_sge_walk(qp->tp, qp->pdn, (const struct xrxe_sge *)w->data, w->wr.num_sge, 0,
+			      8, IBV_ACCESS_LOCAL_WRITE, xrxe_tpi_piece_from_buf, &c)) {
+		comp_error(qp, IBV_WC_LOC_PROT_ERR);
+		return;
+	}
+	xrxe_tpi_sr_set(qp->srs->have, qp, psn);
+	if (psn != qp->comp.psn)
+		xrxe_tpi_sr_scan_lost(qp, xrxe_psn_sub(psn, 1));
+}
+
 /* Every PSN up to and including psn is acknowledged (IBA 9.7.5.1: an ACK
  * implicitly acknowledges all earlier requests, "coalesced" ACKs). WQEs whose last PSN
  * is covered complete; a READ or atomic covered by a plain acknowledgement
@@ -199,6 +341,8 @@ static int comp_ack_upto(struct xrxe_tp_qp *qp, uint32_t psn, const uint32_t *re
 {
 	struct tp_swqe *w;
 
+	if (qp->sr)
+		sr_note_cum(qp, psn);
 	while ((w = comp_head(qp))) {
 		if (xrxe_psn_cmp(psn, w->first_psn) < 0)
 			break;
@@ -206,15 +350,23 @@ static int comp_ack_upto(struct xrxe_tp_qp *qp, uint32_t psn, const uint32_t *re
 			if (resp_psn && xrxe_psn_cmp(*resp_psn, w->first_psn) >= 0 &&
 			    xrxe_psn_cmp(*resp_psn, w->last_psn) <= 0)
 				break;
+			if (qp->sr && xrxe_tpi_sr_read_tracked(w)) {
+				/* Selective repeat: its responses came before
+				 * this acknowledgement; those that did not are
+				 * asked for again, nothing else (sr.c). It
+				 * completes when they are all here. */
+				xrxe_tpi_sr_scan_lost(qp, psn);
+				break;
+			}
 			return ACK_NEED_RETRY;
 		}
 		if (xrxe_psn_cmp(psn, w->last_psn) >= 0) {
-			qp->comp.psn = xrxe_psn_add(w->last_psn, 1);
+			comp_set_psn(qp, xrxe_psn_add(w->last_psn, 1));
 			xrxe_tpi_comp_retire(qp, IBV_WC_SUCCESS);
 			continue;
 		}
 		if (xrxe_psn_cmp(xrxe_psn_add(psn, 1), qp->comp.psn) > 0)
-			qp->comp.psn = xrxe_psn_add(psn, 1);
+			comp_set_psn(qp, xrxe_psn_add(psn, 1));
 		break;
 	}
 	return ACK_OK;
@@ -294,7 +446,7 @@ static void comp_read_resp(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, ui
 		comp_error(qp, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
-	qp->comp.psn = xrxe_psn_add(psn, 1);
+	comp_set_psn(qp, xrxe_psn_add(psn, 1));
 	if (last)
 		xrxe_tpi_comp_retire(qp, IBV_WC_SUCCESS);
 }
@@ -316,7 +468,7 @@ static void comp_atomic_ack(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, u
 		comp_error(qp, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
-	qp->comp.psn = xrxe_psn_add(psn, 1);
+	comp_set_psn(qp, xrxe_psn_add(psn, 1));
 	xrxe_tpi_comp_retire(qp, IBV_WC_SUCCESS);
 }
 
@@ -356,6 +508,23 @@ static void comp_progress(struct xrxe_tp_qp *qp, uint32_t old)
 	comp_sqd_check(qp);
 }
 
+/* Selective repeat: a SACK acknowledges like an ACK, then names the PSNs
+ * after it the responder holds (sr.c). */
+static void comp_sack(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
+{
+	uint8_t bitmap[XRXE_SACK_LEN];
+
+	if (xrxe_pkt_copy_payload(pkt, 0, bitmap, XRXE_SACK_LEN))
+		return;
+	if (xrxe_psn_cmp(psn, qp->comp.psn) >= 0 &&
+	    comp_ack_upto(qp, psn, NULL) == ACK_NEED_RETRY)
+		comp_retry(qp, false);
+	else
+		sr_note_cum(qp, psn);
+	if (qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD)
+		xrxe_tpi_sr_sack_rx(qp, psn, bitmap);
+}
+
 void xrxe_tpi_comp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 {
 	uint32_t psn = xrxe_bth_psn(xrxe_pkt_bth(pkt)), old = qp->comp.psn;
@@ -365,6 +534,19 @@ void xrxe_tpi_comp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 
 	if (qp->type != IBV_QPT_RC)
 		return;
+	if (pkt->opcode == XRXE_OP_XRXE_SACK) {
+		/* Selective repeat only (tp.c drops it on any other QP). It
+		 * may acknowledge nothing new: cum one before the oldest. */
+		if (!qp->sr || !xrxe_tpi_outstanding(qp) ||
+		    xrxe_psn_cmp(psn, xrxe_psn_sub(qp->comp.psn, 1)) < 0 ||
+		    xrxe_psn_cmp(psn, qp->req.psn_hi) >= 0 ||
+		    (syn & XRXE_AETH_TYPE_MASK) != XRXE_AETH_ACK)
+			return;
+		comp_sack(qp, pkt, psn);
+		sr_advance(qp);
+		comp_progress(qp, old);
+		return;
+	}
 	/* Only PSNs in [oldest unacked, highest sent] can be answered; older
 	 * ones are echoes of retries, newer ones bogus (docs/facts/rxe.md §2.2). */
 	if (!xrxe_tpi_outstanding(qp) || xrxe_psn_cmp(psn, qp->comp.psn) < 0 ||
@@ -399,6 +581,8 @@ void xrxe_tpi_comp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 	case XRXE_OP_ATOMIC_ACKNOWLEDGE:
 		if (comp_ack_upto(qp, prev, &psn) == ACK_NEED_RETRY)
 			comp_retry(qp, false);
+		else if (qp->sr)
+			sr_atomic_ack(qp, pkt, psn);
 		else
 			comp_atomic_ack(qp, pkt, psn);
 		break;
@@ -409,14 +593,25 @@ void xrxe_tpi_comp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 		/* A read response implicitly acknowledges every earlier
 		 * request (IBA 9.7.5.1.x). A NAK in the AETH of FIRST/LAST/ONLY
 		 * is not allowed; MIDDLE has no AETH (IBA 9.3 opcode table). */
-		if (comp_ack_upto(qp, prev, &psn) == ACK_NEED_RETRY)
+		if (comp_ack_upto(qp, prev, &psn) == ACK_NEED_RETRY) {
 			comp_retry(qp, false);
-		else
+		} else if (qp->sr) {
+			const struct tp_swqe *w = sr_wqe_of_psn(qp, psn);
+
+			/* a READ too large for the scoreboard: go-back-N */
+			if (w && !xrxe_tpi_sr_read_tracked(w))
+				comp_read_resp(qp, pkt, psn);
+			else
+				sr_read_resp(qp, pkt, psn);
+		} else {
 			comp_read_resp(qp, pkt, psn);
+		}
 		break;
 	default:
 		break;
 	}
+	if (qp->sr && qp->state != IBV_QPS_ERR)
+		sr_advance(qp);
 	comp_progress(qp, old);
 }
 

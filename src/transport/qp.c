@@ -227,6 +227,10 @@ static void qp_reset_state(struct xrxe_tp_qp *qp)
 	xrxe_tpi_resp_reset(qp);
 	qp->resp.psn = 0;
 	qp->resp.msn = 0;
+	/* a new connection negotiates again */
+	xrxe_tpi_sr_reset(qp);
+	qp->sr = false;
+	qp->sr_mode = TP_SR_DEFAULT;
 	xrxe_tpi_cc_qp_reset(qp); /* CC hook: rate back to line rate (cc.c) */
 }
 
@@ -363,10 +367,39 @@ void xrxe_tp_qp_destroy(struct xrxe_tp *tp, struct xrxe_tp_qp *qp)
 	xrxe_tpi_pd_put(tp, qp->pdn);
 	tp->stats.qps--;
 	xrxe_tpi_cc_qp_fini(qp); /* CC hook: off the pacer's wheel (cc.c) */
+	xrxe_tpi_sr_free(qp);
 	free(qp->resp.rsge);
 	free(qp->swqe_data);
 	free(qp->swqe);
 	free(qp);
+}
+
+int xrxe_tp_qp_set_sr(struct xrxe_tp *tp, uint32_t qpn, bool on)
+{
+	struct xrxe_tp_qp *qp = xrxe_tpi_qp_lookup(tp, qpn);
+	int err;
+
+	if (!qp)
+		return -ENOENT;
+	if (qp->type != IBV_QPT_RC)
+		return -EINVAL;
+	/* Both ends must switch before the first packet: the CM calls this
+	 * when it sends (passive) or receives (active) the REP, before the
+	 * connection carries anything. A QP that did is left alone. */
+	if (qp->state == IBV_QPS_ERR || qp->state == IBV_QPS_SQE || qp->state == IBV_QPS_SQD ||
+	    qp->info.tx_packets || qp->info.rx_packets)
+		return -EBUSY;
+	qp->sr_mode = on ? TP_SR_ON : TP_SR_OFF;
+	if (qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_RTS) {
+		if (!on) {
+			qp->sr = false;
+			return 0;
+		}
+		err = xrxe_tpi_sr_enable(qp);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /* --- modify ------------------------------------------------------------- */
@@ -453,6 +486,22 @@ int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ib
 	err = qp_check_values(qp, attr, (int)mask, av);
 	if (err)
 		return err;
+	/* Selective repeat is decided when the QP starts to receive: as the
+	 * CM negotiated it (xrxe_tp_qp_set_sr), else the device setting for
+	 * QPs connected without the CM (docs/selective-repeat.md). Its state
+	 * is allocated here, the only step that can fail. */
+	if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR && qp->type == IBV_QPT_RC) {
+		bool on = qp->sr_mode == TP_SR_ON ||
+			  (qp->sr_mode == TP_SR_DEFAULT && qp->tp->cfg.selective_repeat);
+
+		if (on) {
+			err = xrxe_tpi_sr_enable(qp);
+			if (err)
+				return err;
+		} else {
+			qp->sr = false;
+		}
+	}
 
 	/* --- everything is valid: apply (nothing below can fail) --- */
 	if (mask & IBV_QP_PKEY_INDEX)

@@ -344,6 +344,9 @@ static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 		 * takes one PSN per expected response packet (§2.1). */
 		uint32_t left = w->length - off;
 
+		/* selective repeat: only the response packets missing */
+		if (qp->req.read_cap && left > (uint64_t)qp->req.read_cap * mtu)
+			left = qp->req.read_cap * mtu;
 		npsn = left > mtu ? (left + mtu - 1) / mtu : 1;
 		spec.reth.va = w->wr.wr.rdma.remote_addr + off;
 		spec.reth.rkey = w->wr.wr.rdma.rkey;
@@ -517,6 +520,89 @@ next:
 	return err != -ENOBUFS;
 }
 
+/* Selective repeat (sr.c): send what the SACKs and responses say is lost,
+ * before new data, each an exact copy of what was sent at that PSN with
+ * AckReq (a READ: the request for just the missing response packets),
+ * leaving the send position where it was. false: wait (pacer, no buffer). */
+static bool req_send_sr(struct xrxe_tp_qp *qp)
+{
+	struct tp_sr *s = qp->srs;
+	struct tp_req saved = qp->req;
+	int err = 0;
+
+	while (s->todo_head != s->todo_tail) {
+		struct tp_sr_todo *t = &s->todo[s->todo_head % XRXE_TP_SR_TODO];
+		struct tp_swqe *w;
+
+		/* acknowledged (or answered) since it was queued */
+		if (xrxe_psn_cmp(t->psn, qp->comp.psn) < 0 ||
+		    xrxe_psn_cmp(t->psn, qp->req.psn_hi) >= 0)
+			goto next;
+		req_seek(qp, t->psn);
+		if (qp->req.wqe == qp->sq_fetch)
+			goto next;
+		w = xrxe_tpi_swqe(qp, qp->req.wqe);
+		if (w->state != TP_WQE_ACTIVE || qp->req.psn != t->psn)
+			goto next;
+		if (!w->rd_atomic && xrxe_tpi_sr_bit(s->sacked, qp, t->psn))
+			goto next_psn; /* a SACK since says it is there */
+		if (!xrxe_tpi_cc_may_send(qp)) {
+			err = -ENOBUFS;
+			break;
+		}
+		qp->req.force_ackreq = true;
+		qp->req.read_cap = w->is_read ? t->n : 0;
+		err = req_send_one(qp, w);
+		qp->req.force_ackreq = false;
+		qp->req.read_cap = 0;
+		if (err == -ENOBUFS)
+			break;
+		/* IBA 9.7.6.1.3: the Local ACK Timeout times the oldest
+		 * request sent and not acknowledged; a packet sent again
+		 * is sent now (go-back-N restarts it the same way, comp.c
+		 * comp_retry). A dead peer still sends no SACK, so nothing
+		 * is sent again and the timeout runs out. */
+		if (!err)
+			xrxe_tpi_timer_arm_rexmit(qp);
+		if (!w->rd_atomic)
+			goto next_psn;
+next:
+		s->todo_head++;
+		continue;
+next_psn:
+		/* a run of SEND/WRITE packets: one at a time */
+		if (--t->n == 0) {
+			s->todo_head++;
+			continue;
+		}
+		t->psn = xrxe_psn_add(t->psn, 1);
+	}
+	qp->req.psn = saved.psn;
+	qp->req.wqe = saved.wqe;
+	qp->req.off = saved.off;
+	qp->req.pkts_no_ackreq = saved.pkts_no_ackreq;
+	return err != -ENOBUFS;
+}
+
+/* Selective repeat, going back N after a timeout or RNR NAK: a SEND/WRITE
+ * packet the responder holds (SACK) is not sent again. true: skipped. */
+static bool req_skip_held(struct xrxe_tp_qp *qp, struct tp_swqe *w)
+{
+	uint32_t mtu = qp_mtu(qp);
+
+	if (!qp->sr || w->rd_atomic || xrxe_psn_cmp(qp->req.psn, qp->req.psn_hi) >= 0 ||
+	    !xrxe_tpi_sr_bit(qp->srs->sacked, qp, qp->req.psn))
+		return false;
+	qp->req.psn = xrxe_psn_add(qp->req.psn, 1);
+	if (w->length - qp->req.off <= mtu) {
+		qp->req.wqe++;
+		qp->req.off = 0;
+	} else {
+		qp->req.off += mtu;
+	}
+	return true;
+}
+
 /* BIND_MW and LOCAL_INV (IBA 10.6.7.2, 10.8.2.x): executed here, without a
  * packet, once every earlier WQE has completed (rxe fences LOCAL_INV the same
  * way; a bind waiting for earlier work is only stricter), then retired at
@@ -549,6 +635,11 @@ bool xrxe_tpi_req_run(struct xrxe_tp_qp *qp, unsigned budget)
 		return false; /* waiting out an RNR NAK */
 	if (qp->req.probes_owed) {
 		if (!req_send_probes(qp))
+			return true;
+		did = true;
+	}
+	if (qp->sr && qp->srs->todo_head != qp->srs->todo_tail) {
+		if (!req_send_sr(qp))
 			return true;
 		did = true;
 	}
@@ -586,6 +677,10 @@ bool xrxe_tpi_req_run(struct xrxe_tp_qp *qp, unsigned budget)
 			}
 		} else if (window_full(qp)) {
 			break;
+		}
+		if (req_skip_held(qp, w)) {
+			did = true;
+			continue;
 		}
 		/* CC hook: the pacer holds a rate-limited QP until its
 		 * release time (cc.c; the wheel wakes the caller) */

@@ -30,6 +30,7 @@ void xrxe_tpi_resp_reset(struct xrxe_tp_qp *qp)
 	memset(r->res, 0, sizeof(r->res));
 	r->res_next = 0;
 	r->qhead = r->qtail = 0;
+	xrxe_tpi_sr_drop_held(qp);
 }
 
 /* --- the response queue ------------------------------------------------- */
@@ -79,20 +80,32 @@ static void rsp_res(struct xrxe_tp_qp *qp, struct tp_res *res)
 		res->queued = true;
 }
 
+/* An ACK, NAK or RNR NAK. With selective repeat, an ACK while packets are
+ * held past a hole goes out as a SACK (sr.c): the same acknowledgement,
+ * plus the bitmap of what is held after it, as of now. */
 static int send_ack(struct xrxe_tp_qp *qp, const struct tp_rspq_ent *e)
 {
 	struct xrxe_pkt_spec spec;
 	struct tp_tx tx;
+	uint8_t bitmap[XRXE_SACK_LEN];
+	bool sack = qp->sr && qp->srs && qp->srs->nheld &&
+		    e->syndrome == XRXE_AETH_ACK_UNLIMITED;
 	int err;
 
 	xrxe_tpi_spec_init(qp, &qp->av, &spec);
-	spec.opcode = XRXE_OPCODE(RC, ACKNOWLEDGE);
+	spec.opcode = sack ? XRXE_OP_XRXE_SACK : XRXE_OPCODE(RC, ACKNOWLEDGE);
 	spec.psn = e->psn;
 	spec.aeth.syndrome = e->syndrome;
 	spec.aeth.msn = e->msn;
+	if (sack) {
+		xrxe_tpi_sr_bitmap(qp, e->psn, bitmap);
+		spec.payload_len = XRXE_SACK_LEN;
+	}
 	err = xrxe_tpi_tx_begin(qp->tp, &spec, &tx);
 	if (err)
 		return err;
+	if (sack)
+		xrxe_tpi_tx_put(&tx, bitmap, XRXE_SACK_LEN);
 	xrxe_tpi_tx_finish(qp->tp, qp, &tx);
 	return 0;
 }
@@ -122,14 +135,13 @@ static void resp_fatal(struct xrxe_tp_qp *qp, uint32_t psn, uint8_t nak, enum ib
 
 /* One READ response packet (docs/facts/rxe.md §2.5): FIRST/MIDDLE/LAST or ONLY at
  * consecutive PSNs; FIRST, LAST and ONLY carry an AETH, MIDDLE does not
- * (IBA 9.3, the opcode table). 1 when the stream is done, 0 when more
- * follow, -ENOBUFS. */
-static int send_read_one(struct xrxe_tp_qp *qp, struct tp_res *res)
+ * (IBA 9.3, the opcode table). n bytes from va, checked against the R_Key
+ * now. 0, -ENOBUFS, or -EACCES (the region went away). */
+static int send_read_pkt(struct xrxe_tp_qp *qp, const struct tp_res *res, uint32_t psn,
+			 uint64_t va, uint32_t n, bool first, bool last)
 {
 	struct xrxe_pkt_spec spec;
 	struct tp_tx tx;
-	uint32_t mtu = qp->mtu, n = res->cur_left < mtu ? res->cur_left : mtu;
-	bool last = res->cur_left <= mtu;
 	struct tp_mr *mr = NULL;
 	int err;
 
@@ -137,22 +149,16 @@ static int send_read_one(struct xrxe_tp_qp *qp, struct tp_res *res)
 	 * may have been deregistered or invalidated since the request. A
 	 * zero-length read names no memory (C9-88). */
 	if (n) {
-		mr = xrxe_tpi_rkey_check(qp, res->rkey, res->cur_va, n, IBV_ACCESS_REMOTE_READ,
-					 false);
-		if (!mr) {
-			res->queued = false;
-			qp->resp.qhead++;
-			resp_fatal(qp, res->cur_psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
-				   IBV_EVENT_QP_ACCESS_ERR);
-			return 1;
-		}
+		mr = xrxe_tpi_rkey_check(qp, res->rkey, va, n, IBV_ACCESS_REMOTE_READ, false);
+		if (!mr)
+			return -EACCES;
 	}
 	xrxe_tpi_spec_init(qp, &qp->av, &spec);
-	spec.opcode = res->cur_first ? (last ? XRXE_OPCODE(RC, RDMA_READ_RESPONSE_ONLY)
-					    : XRXE_OPCODE(RC, RDMA_READ_RESPONSE_FIRST))
-				     : (last ? XRXE_OPCODE(RC, RDMA_READ_RESPONSE_LAST)
-					     : XRXE_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE));
-	spec.psn = res->cur_psn;
+	spec.opcode = first ? (last ? XRXE_OPCODE(RC, RDMA_READ_RESPONSE_ONLY)
+				    : XRXE_OPCODE(RC, RDMA_READ_RESPONSE_FIRST))
+			    : (last ? XRXE_OPCODE(RC, RDMA_READ_RESPONSE_LAST)
+				    : XRXE_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE));
+	spec.psn = psn;
 	/* C9-148: the MSN in a read response is the MSN of the READ */
 	spec.aeth.syndrome = XRXE_AETH_ACK_UNLIMITED;
 	spec.aeth.msn = res->msn;
@@ -161,13 +167,68 @@ static int send_read_one(struct xrxe_tp_qp *qp, struct tp_res *res)
 	if (err)
 		return err;
 	if (n)
-		xrxe_tpi_tx_put(&tx, xrxe_tpi_mr_host(mr, res->cur_va), n);
+		xrxe_tpi_tx_put(&tx, xrxe_tpi_mr_host(mr, va), n);
 	xrxe_tpi_tx_finish(qp->tp, qp, &tx);
+	return 0;
+}
+
+/* The next packet of a READ's response stream. 1 when the stream is done,
+ * 0 when more follow, -ENOBUFS. */
+static int send_read_one(struct xrxe_tp_qp *qp, struct tp_res *res)
+{
+	uint32_t mtu = qp->mtu, n = res->cur_left < mtu ? res->cur_left : mtu;
+	bool last = res->cur_left <= mtu;
+	int err = send_read_pkt(qp, res, res->cur_psn, res->cur_va, n, res->cur_first, last);
+
+	if (err == -EACCES) {
+		res->queued = false;
+		qp->resp.qhead++;
+		resp_fatal(qp, res->cur_psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
+			   IBV_EVENT_QP_ACCESS_ERR);
+		return 1;
+	}
+	if (err)
+		return err;
 	res->cur_psn = xrxe_psn_add(res->cur_psn, 1);
 	res->cur_va += n;
 	res->cur_left -= n;
 	res->cur_first = false;
 	return last ? 1 : 0;
+}
+
+/* Selective repeat: send again the response packets [e->psn, e->end) of a
+ * READ the requester lacks, each exactly as it was first sent (its place
+ * in the READ decides FIRST/MIDDLE/LAST). 1 when done, 0 when more
+ * follow, -ENOBUFS, 2 when the entry was dropped (popped here): the
+ * resource was reused, or the region went away (fatal, as for the
+ * stream). */
+static int send_read_part(struct xrxe_tp_qp *qp, struct tp_rspq_ent *e)
+{
+	struct tp_res *res = &qp->resp.res[e->res];
+	uint32_t mtu = qp->mtu, n;
+	uint64_t off;
+	int err;
+
+	if (res->type != TP_RES_READ || res->first_psn != e->res_psn ||
+	    xrxe_psn_cmp(e->psn, res->first_psn) < 0 || xrxe_psn_cmp(e->psn, res->last_psn) > 0) {
+		qp->resp.qhead++;
+		return 2;
+	}
+	off = (uint64_t)xrxe_psn_sub(e->psn, res->first_psn) * mtu;
+	n = res->len - off < mtu ? (uint32_t)(res->len - off) : mtu;
+	err = send_read_pkt(qp, res, e->psn, res->va + off, n, e->psn == res->first_psn,
+			    e->psn == res->last_psn);
+	if (err == -EACCES) {
+		qp->resp.qhead++;
+		resp_fatal(qp, e->psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
+			   IBV_EVENT_QP_ACCESS_ERR);
+		return 2;
+	}
+	if (err)
+		return err;
+	qp->info.resent_packets++;
+	e->psn = xrxe_psn_add(e->psn, 1);
+	return e->psn == e->end ? 1 : 0;
 }
 
 bool xrxe_tpi_resp_drain(struct xrxe_tp_qp *qp, unsigned budget)
@@ -190,7 +251,8 @@ bool xrxe_tpi_resp_drain(struct xrxe_tp_qp *qp, unsigned budget)
 			continue;
 		}
 		/* CC hook: READ responses are the QP's data, paced (cc.c) */
-		if (e->kind == TP_RSP_READ && !xrxe_tpi_cc_may_send(qp))
+		if ((e->kind == TP_RSP_READ || e->kind == TP_RSP_READ_PART) &&
+		    !xrxe_tpi_cc_may_send(qp))
 			break;
 		switch (e->kind) {
 		case TP_RSP_ACK:
@@ -202,6 +264,13 @@ bool xrxe_tpi_resp_drain(struct xrxe_tp_qp *qp, unsigned budget)
 			ret = send_atomic_ack(qp, res);
 			if (ret == 0)
 				ret = 1;
+			break;
+		case TP_RSP_READ_PART:
+			ret = send_read_part(qp, e);
+			if (ret == 2) {
+				did = true;
+				continue;
+			}
 			break;
 		default:
 			ret = send_read_one(qp, res);
@@ -765,6 +834,36 @@ static void resp_flush(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32
 
 /* --- duplicates (docs/facts/rxe.md §2.6) ------------------------------------------ */
 
+/* Selective repeat: a READ request again (the requester lacks some of its
+ * response packets) asks for exactly those, [psn, psn + len), without
+ * cutting the stream that may still be going: what the stream has not sent
+ * yet is on its way, the rest is queued again (TP_RSP_READ_PART). */
+static void resp_read_again(struct xrxe_tp_qp *qp, struct tp_res *res, uint32_t psn, uint32_t len)
+{
+	struct tp_resp *r = &qp->resp;
+	uint32_t npkts = len > qp->mtu ? (len + qp->mtu - 1) / qp->mtu : 1;
+	uint32_t end = xrxe_psn_add(psn, npkts);
+	struct tp_rspq_ent *e;
+
+	if (xrxe_psn_cmp(end, xrxe_psn_add(res->last_psn, 1)) > 0)
+		end = xrxe_psn_add(res->last_psn, 1);
+	if (res->queued && xrxe_psn_cmp(end, res->cur_psn) > 0)
+		end = res->cur_psn;
+	if (xrxe_psn_cmp(end, psn) <= 0 || rspq_full(r))
+		return;
+	/* Ahead of everything queued (up to a whole window of other READs'
+	 * streams): the requester's oldest READ waits for it, and with
+	 * selective repeat nothing takes a later ACK for a lost response. */
+	e = &r->q[--r->qhead & RSPQ_MASK];
+	e->kind = TP_RSP_READ_PART;
+	e->syndrome = XRXE_AETH_ACK_UNLIMITED;
+	e->res = (uint16_t)(res - r->res);
+	e->psn = psn;
+	e->end = end;
+	e->res_psn = res->first_psn;
+	e->msn = res->msn;
+}
+
 static void resp_duplicate(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
 {
 	struct tp_resp *r = &qp->resp;
@@ -787,6 +886,10 @@ static void resp_duplicate(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, ui
 			if (xrxe_reth_rkey(reth) != res->rkey || va < res->va ||
 			    len > res->len || va - res->va > res->len - len)
 				return;
+			if (qp->sr) {
+				resp_read_again(qp, res, psn, len);
+				return;
+			}
 			res->cur_psn = psn;
 			res->cur_va = va;
 			res->cur_left = len;
@@ -921,11 +1024,13 @@ static bool uc_check_psn(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint
 	return true;
 }
 
+static void resp_execute(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn);
+static void resp_replay(struct xrxe_tp_qp *qp, uint32_t psn);
+
 void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 {
 	struct tp_resp *r = &qp->resp;
-	uint32_t psn = xrxe_bth_psn(xrxe_pkt_bth(pkt)), fl = pkt->op->flags, pl;
-	uint32_t access = qp->attr.qp_access_flags;
+	uint32_t psn = xrxe_bth_psn(xrxe_pkt_bth(pkt));
 
 	if (qp->type == IBV_QPT_UD) {
 		resp_ud(qp, pkt);
@@ -934,6 +1039,20 @@ void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 	if (qp->type == IBV_QPT_RC) {
 		int32_t d = xrxe_psn_cmp(psn, r->psn);
 
+		if (d > 0 && qp->sr) {
+			/* selective repeat: keep it for its turn (sr.c) and
+			 * tell the requester what is missing; no sequence
+			 * NAK. Not during an RNR wait: the requester goes
+			 * back to the NAK'd PSN anyway. */
+			bool sack;
+			int held = xrxe_tpi_sr_hold(qp, pkt, psn, &sack);
+
+			if (held < 0)
+				qp->info.out_of_sequence++;
+			else if (held && sack && !r->nak_sent)
+				rsp_ack(qp, xrxe_psn_sub(r->psn, 1), XRXE_AETH_ACK_UNLIMITED);
+			goto out;
+		}
 		if (d > 0) {
 			/* class B: NAK the expected PSN once, then drop
 			 * silently until it arrives (docs/facts/rxe.md §2.3) */
@@ -953,6 +1072,44 @@ void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 	} else if (!uc_check_psn(qp, pkt, psn)) {
 		return;
 	}
+	resp_execute(qp, pkt, psn);
+	if (qp->sr)
+		resp_replay(qp, psn);
+out:
+	/* send what is owed now (bounded: a long READ continues in poll) */
+	if (qp->type == IBV_QPT_RC)
+		xrxe_tpi_resp_drain(qp, XRXE_TP_MAX_PKT_PER_ACK);
+}
+
+/* Selective repeat: the request at psn ran; run the held packets that are
+ * now in turn (sr.c), through the same checks, in PSN order. Stops at the
+ * next hole, at an RNR NAK (the requester resends from there) and on a
+ * fatal error. */
+static void resp_replay(struct xrxe_tp_qp *qp, uint32_t psn)
+{
+	struct tp_resp *r = &qp->resp;
+	struct xrxe_pkt held;
+
+	/* psn: the request that just ran; it moved resp.psn past itself
+	 * unless it was refused (RNR, no resource) */
+	while (xrxe_psn_cmp(r->psn, psn) > 0) {
+		uint32_t next = r->psn;
+
+		xrxe_tpi_sr_passed(qp, psn);
+		if (qp->state == IBV_QPS_ERR || r->nak_sent || !xrxe_tpi_sr_take(qp, next, &held))
+			break;
+		resp_execute(qp, &held, next);
+		psn = next;
+	}
+}
+
+/* A request at the expected PSN: opcode sequence, access and length
+ * checks, then the operation. */
+static void resp_execute(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
+{
+	struct tp_resp *r = &qp->resp;
+	uint32_t fl = pkt->op->flags, pl;
+	uint32_t access = qp->attr.qp_access_flags;
 
 	/* Opcode sequence (IBA 9.7.5.1.x / docs/facts/rxe.md §2.3): FIRST or ONLY
 	 * outside a message, MIDDLE/LAST of the same kind inside one. */
@@ -961,7 +1118,7 @@ void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 	    (r->msg == TP_MSG_WRITE && (!(fl & XRXE_OPF_WRITE) || (fl & XRXE_OPF_FIRST)))) {
 		resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
 			   IBV_EVENT_QP_REQ_ERR);
-		goto out;
+		return;
 	}
 	/* The operation must be enabled on the QP (IBA 10.2.x, QP access
 	 * flags), and READ/atomic need responder resources (§2.3). */
@@ -974,7 +1131,7 @@ void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 	     qp->attr.max_dest_rd_atomic == 0)) {
 		resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
 			   IBV_EVENT_QP_REQ_ERR);
-		goto out;
+		return;
 	}
 	/* Packet lengths against the path MTU (IBA 9.7.5.1.x; docs/facts/rxe.md §2.3):
 	 * FIRST/MIDDLE exactly one MTU, LAST 1..MTU, ONLY 0..MTU. */
@@ -988,7 +1145,7 @@ void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 		if (bad) {
 			resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
 				   IBV_EVENT_QP_REQ_ERR);
-			goto out;
+			return;
 		}
 	}
 
@@ -1007,8 +1164,4 @@ void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 	else
 		resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
 			   IBV_EVENT_QP_REQ_ERR);
-out:
-	/* send what is owed now (bounded: a long READ continues in poll) */
-	if (qp->type == IBV_QPT_RC)
-		xrxe_tpi_resp_drain(qp, XRXE_TP_MAX_PKT_PER_ACK);
 }

@@ -135,7 +135,9 @@ void xrxe_tpi_rto_loss(struct xrxe_tp_qp *qp)
 	c->recovery = true;
 	c->recovery_hi = qp->req.psn_hi;
 	qp->info.recoveries++;
-	if (!rto_enabled(qp))
+	/* With selective repeat a loss costs only what was lost, not the
+	 * window behind it (sr.c): the window stays. */
+	if (!rto_enabled(qp) || qp->sr)
 		return;
 	w /= 2;
 	c->cwnd = w < XRXE_TP_CWND_MIN ? XRXE_TP_CWND_MIN : w;
@@ -244,6 +246,23 @@ static void rtt_sample(struct xrxe_tp_qp *qp, uint64_t r)
 
 	c->rttvar_ns = c->rttvar_ns - (c->rttvar_ns >> RTTVAR_SHIFT) + (d >> RTTVAR_SHIFT);
 	c->srtt_ns = c->srtt_ns - (c->srtt_ns >> SRTT_SHIFT) + (r >> SRTT_SHIFT);
+}
+
+void xrxe_tpi_rto_held(struct xrxe_tp_qp *qp)
+{
+	/* Selective repeat: a SACK naming the packet being timed held answers
+	 * it as an ACK would (the first SACK after a loss at the start of a
+	 * connection is the first answer at all: without a sample there are
+	 * no probes) */
+	if (qp->comp.rtt_timing && qp->srs &&
+	    xrxe_tpi_sr_bit(qp->srs->sacked, qp, qp->comp.rtt_psn)) {
+		uint64_t r = qp->tp->now - qp->comp.rtt_sent_ns;
+
+		qp->comp.rtt_timing = false;
+		rtt_sample(qp, r ? r : 1);
+		if (qp->comp.fast_deadline == XRXE_TP_NO_DEADLINE && ackreq_outstanding(qp))
+			fast_arm(qp);
+	}
 }
 
 void xrxe_tpi_rto_progress(struct xrxe_tp_qp *qp, uint32_t acked)

@@ -153,9 +153,12 @@ void xrxe_tpi_qp_rx(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct xrxe
 						    (qp->av_set && addr_matches(pkt, &qp->av)));
 		return;
 	}
-	/* the opcode class must be the QP's transport */
-	if ((pkt->opcode & XRXE_TRANSPORT_MASK) != qp_class(qp->type) ||
-	    !(fl & (XRXE_OPF_REQUEST | XRXE_OPF_RESPONSE))) {
+	/* the opcode class must be the QP's transport; xrxe's SACK (from the
+	 * manufacturer-specific range) only for an RC QP that agreed to
+	 * selective repeat (sr.c) */
+	if (pkt->opcode == XRXE_OP_XRXE_SACK ? !qp->sr
+	    : (pkt->opcode & XRXE_TRANSPORT_MASK) != qp_class(qp->type) ||
+	      !(fl & (XRXE_OPF_REQUEST | XRXE_OPF_RESPONSE))) {
 		tp->stats.rx_drop_bad_opcode++;
 		return;
 	}
@@ -312,6 +315,7 @@ int xrxe_tp_qp_foreach(struct xrxe_tp *tp, int (*fn)(void *arg, const struct xrx
 		info.rq_psn = qp->resp.psn;
 		info.srtt_ns = qp->comp.srtt_ns;
 		info.cwnd = qp->type == IBV_QPT_RC ? xrxe_tpi_rto_cwnd(qp) : 0;
+		info.selective_repeat = qp->sr;
 		xrxe_tpi_cc_info(qp, &info); /* CC hook (cc.c) */
 		ret = fn(arg, &info);
 		if (ret)

@@ -52,6 +52,20 @@
 
 #define XRXE_TP_NO_DEADLINE UINT64_MAX
 
+/* Selective repeat (sr.c, docs/selective-repeat.md). The responder holds
+ * request packets up to XRXE_TP_SR_WIN PSNs past the expected one (the
+ * SACK's reach; the requester never has more than XRXE_TP_MAX_UNACKED_PSNS
+ * in flight), each frame in a slot of XRXE_TP_SR_SLOT bytes (a 4096-byte
+ * payload and every header). The requester's scoreboard covers the
+ * XRXE_TP_SR_RING PSNs from the oldest unacknowledged one: a READ may start
+ * at the window's edge and take up to XRXE_TP_SR_READ_MAX PSNs (a larger
+ * READ is recovered go-back-N). */
+#define XRXE_TP_SR_WIN XRXE_SACK_PSNS
+#define XRXE_TP_SR_SLOT 4352u
+#define XRXE_TP_SR_RING 256u
+#define XRXE_TP_SR_READ_MAX (XRXE_TP_SR_RING - XRXE_TP_MAX_UNACKED_PSNS)
+#define XRXE_TP_SR_TODO 64u
+
 /* ---------------------------------------------------------------------------
  * Protection domains, memory regions, address handles
  * ------------------------------------------------------------------------- */
@@ -179,14 +193,18 @@ struct tp_res {
 	bool cur_first;
 };
 
-enum tp_rsp_kind { TP_RSP_ACK, TP_RSP_READ, TP_RSP_ATOMIC };
+/* TP_RSP_READ_PART (selective repeat): READ response packets sent again,
+ * only those the requester lacks. */
+enum tp_rsp_kind { TP_RSP_ACK, TP_RSP_READ, TP_RSP_ATOMIC, TP_RSP_READ_PART };
 
 struct tp_rspq_ent {
 	uint8_t kind;     /* enum tp_rsp_kind */
 	uint8_t syndrome; /* TP_RSP_ACK: AETH syndrome (ACK, RNR NAK, NAK) */
-	uint16_t res;     /* TP_RSP_READ/ATOMIC: resource index */
-	uint32_t psn;
+	uint16_t res;     /* TP_RSP_READ/ATOMIC/READ_PART: resource index */
+	uint32_t psn;     /* TP_RSP_READ_PART: the next PSN to send again */
 	uint32_t msn;
+	uint32_t end;     /* TP_RSP_READ_PART: one past the last PSN */
+	uint32_t res_psn; /* TP_RSP_READ_PART: the resource's first PSN then */
 };
 
 enum tp_msg { TP_MSG_NONE, TP_MSG_SEND, TP_MSG_WRITE };
@@ -207,6 +225,8 @@ struct tp_req {
 	uint8_t probes_owed;
 	uint32_t probe_psn[2];
 	bool force_ackreq; /* the packet being built is a probe */
+	uint32_t read_cap; /* a READ request sent again asks for this many
+			    * response packets only (selective repeat); 0: all */
 };
 
 struct tp_comp {
@@ -280,6 +300,34 @@ struct tp_cc {
 	uint64_t cnps_sent, ecn_marked;
 };
 
+/* Selective repeat state (sr.c), allocated when a QP first uses it. */
+struct tp_sr_todo {
+	uint32_t psn, n; /* send again n packets from psn (READ: one request for n) */
+};
+
+struct tp_sr {
+	/* responder: request packets held past a hole, slot psn % SR_WIN */
+	uint8_t *frames;                      /* XRXE_TP_SR_WIN slots of SR_SLOT bytes */
+	uint32_t hold_psn[XRXE_TP_SR_WIN];
+	uint32_t hold_npsn[XRXE_TP_SR_WIN];   /* PSNs the packet takes (READ: its responses) */
+	uint16_t hold_len[XRXE_TP_SR_WIN];    /* frame bytes, 0: empty */
+	uint32_t nheld;
+	/* requester: bitmaps by psn % SR_RING over [comp.psn, comp.psn + SR_RING) */
+	uint64_t sacked[XRXE_TP_SR_RING / 64]; /* request PSN the responder holds */
+	uint64_t have[XRXE_TP_SR_RING / 64];   /* READ/atomic response received and placed */
+	uint64_t resent[XRXE_TP_SR_RING / 64]; /* asked again since the loss was learnt */
+	uint32_t resend_hi[XRXE_TP_SR_RING];   /* req.psn_hi when it was sent again */
+	bool sack_valid;
+	uint32_t sack_top;                     /* highest PSN a SACK named held */
+	bool cum_valid;
+	uint32_t cum;                          /* highest PSN acknowledged cumulatively */
+	struct tp_sr_todo todo[XRXE_TP_SR_TODO];
+	uint32_t todo_head, todo_tail;         /* free-running */
+};
+
+/* enum xrxe_tp_sr_mode values: what the CM (or nobody) decided for a QP */
+enum tp_sr_mode { TP_SR_DEFAULT, TP_SR_OFF, TP_SR_ON };
+
 struct xrxe_tp_qp {
 	struct xrxe_tp *tp;
 	struct xrxe_tp_qp *next, *prev; /* tp->qps list */
@@ -319,6 +367,11 @@ struct xrxe_tp_qp {
 	struct tp_resp resp;
 	struct xrxe_tp_qp_info info; /* counters (qpn/state/psns filled on query) */
 	struct tp_cc cc;
+	/* selective repeat: sr_mode as set (CM) or left (the device default
+	 * decides at RTR); sr whether this connection uses it */
+	uint8_t sr_mode;
+	bool sr;
+	struct tp_sr *srs;
 };
 
 /* ---------------------------------------------------------------------------
@@ -520,9 +573,43 @@ void xrxe_tpi_rto_rewound(struct xrxe_tp_qp *qp);
 bool xrxe_tpi_rto_expired(struct xrxe_tp_qp *qp);
 void xrxe_tpi_rto_loss(struct xrxe_tp_qp *qp);
 uint32_t xrxe_tpi_rto_cwnd(const struct xrxe_tp_qp *qp);
+/* rto.c: a SACK arrived (selective repeat): it may time the round trip */
+void xrxe_tpi_rto_held(struct xrxe_tp_qp *qp);
 /* req.c: queue loss probes (rto.c): the oldest unacknowledged PSN and the
  * newest sent, each once more with AckReq. */
 void xrxe_tpi_req_probe(struct xrxe_tp_qp *qp);
+
+/* sr.c: selective repeat (docs/selective-repeat.md) */
+int xrxe_tpi_sr_enable(struct xrxe_tp_qp *qp); /* at RTR: qp->sr and its state */
+void xrxe_tpi_sr_reset(struct xrxe_tp_qp *qp);
+void xrxe_tpi_sr_free(struct xrxe_tp_qp *qp);
+/* responder: hold a request packet psn past the expected one: 1 held (and
+ * *sack when the requester should hear of it now), 0 held already (a
+ * duplicate, counted), -ENOSPC/-EINVAL not held (past the hold window, too
+ * large: dropped as go-back-N would). */
+int xrxe_tpi_sr_hold(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn, bool *sack);
+/* responder: the held packet at psn, parsed into out (its slot freed, the
+ * bytes valid until the next hold); false if none. */
+bool xrxe_tpi_sr_take(struct xrxe_tp_qp *qp, uint32_t psn, struct xrxe_pkt *out);
+/* responder: forget every held packet before resp.psn (executed) */
+void xrxe_tpi_sr_prune(struct xrxe_tp_qp *qp);
+/* responder: the request at psn was executed (resp.psn moved past it) */
+void xrxe_tpi_sr_passed(struct xrxe_tp_qp *qp, uint32_t psn);
+void xrxe_tpi_sr_drop_held(struct xrxe_tp_qp *qp);
+/* responder: the SACK bitmap after cum */
+void xrxe_tpi_sr_bitmap(const struct xrxe_tp_qp *qp, uint32_t cum, uint8_t out[XRXE_SACK_LEN]);
+/* requester scoreboard */
+bool xrxe_tpi_sr_bit(const uint64_t *bits, const struct xrxe_tp_qp *qp, uint32_t psn);
+void xrxe_tpi_sr_set(uint64_t *bits, const struct xrxe_tp_qp *qp, uint32_t psn);
+void xrxe_tpi_sr_advanced(struct xrxe_tp_qp *qp, uint32_t old); /* comp.psn moved from old */
+void xrxe_tpi_sr_sack_rx(struct xrxe_tp_qp *qp, uint32_t cum, const uint8_t *bitmap);
+/* requester: READ/atomic responses at or before upto that did not come are lost */
+void xrxe_tpi_sr_scan_lost(struct xrxe_tp_qp *qp, uint32_t upto);
+bool xrxe_tpi_sr_todo_push(struct xrxe_tp_qp *qp, uint32_t psn, uint32_t n);
+static inline bool xrxe_tpi_sr_read_tracked(const struct tp_swqe *w)
+{
+	return w->npkts <= XRXE_TP_SR_READ_MAX;
+}
 
 /* srq.c: the WQE at the SRQ's consumer was copied out; advance the
  * consumer and raise the limit event if it is armed and the count fell

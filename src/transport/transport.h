@@ -114,6 +114,12 @@ struct xrxe_tp_config {
 	 * (false): RC QPs also retry after a few silent round trips (rto.c,
 	 * adaptive retransmission); that does not use the retry budget. */
 	bool fixed_ack_timeout;
+	/* Selective repeat for RC QPs whose peer the CM did not negotiate
+	 * with (connected by exchanging QPNs out of band): on = every such QP
+	 * uses it, and its peer must be xrxe with the same setting
+	 * (xrxed --selective-repeat on; docs/selective-repeat.md). The CM
+	 * decides for its own connections (xrxe_tp_qp_set_sr). */
+	bool selective_repeat;
 };
 
 int xrxe_tp_create(const struct xrxe_tp_config *cfg, struct xrxe_tp **out);
@@ -308,7 +314,17 @@ struct xrxe_tp_qp_info {
 	 * sent (rto.c); the send window in PSNs (RC; 0 for UC/UD). */
 	uint64_t resent_packets, out_of_sequence, recoveries, probes;
 	uint32_t cwnd;
+	/* Selective repeat (docs/selective-repeat.md): whether the QP uses
+	 * it, and request packets the responder held past a hole (each
+	 * counted once; duplicates of held ones count in duplicates). */
+	bool selective_repeat;
+	uint64_t ooo_held;
 };
+
+/* Selective repeat for one RC QP, as the CM negotiated it (ECE in REQ/REP):
+ * on or off whatever the device default. Only before the QP carried any
+ * packet (-EBUSY), RC only (-EINVAL), -ENOENT without such a QP, -ENOMEM. */
+int xrxe_tp_qp_set_sr(struct xrxe_tp *tp, uint32_t qpn, bool on);
 
 /* Calls fn for every QP; stops early if fn returns non-zero. */
 int xrxe_tp_qp_foreach(struct xrxe_tp *tp, int (*fn)(void *arg, const struct xrxe_tp_qp_info *),

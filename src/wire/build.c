@@ -70,6 +70,8 @@ static bool payload_ok(const struct xrxe_opcode_info *op, uint32_t len)
 		return len > 0;
 	case XRXE_PAYLOAD_8:
 		return len == 8;
+	case XRXE_PAYLOAD_SACK:
+		return len == XRXE_SACK_LEN;
 	default:
 		return false;
 	}

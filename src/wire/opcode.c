@@ -150,6 +150,13 @@ static const struct xrxe_opcode_info opcode_table[256] = {
 	/* ---- CNP (0x81, A17.9.3): BTH, 16 reserved bytes, ICRC. The reserved
 	 * bytes are not payload: the parser and builder handle them by rule. ---- */
 	[XRXE_OP_CNP] = OP("CNP", 0, XRXE_OPF_CNP, CNP),
+
+	/* ---- manufacturer specific (0xC0-0xFF, IBA table 38) ---- */
+	/* xrxe's selective acknowledgement: an ACK (AETH) plus a 16-byte bitmap
+	 * of the PSNs after it the responder holds (docs/selective-repeat.md).
+	 * Only between QPs that agreed to selective repeat (tp.c drops it on
+	 * any other). */
+	[XRXE_OP_XRXE_SACK] = OP("XRXE_SACK", B(AETH), RSP | ACK | ONLY | XRXE_OPF_SACK, SACK),
 };
 
 const struct xrxe_opcode_info *xrxe_opcode_info(uint8_t opcode)

@@ -221,6 +221,10 @@ static int parse_payload(struct xrxe_pkt *pkt, const struct view *v)
 		if (pkt->payload_len != 8)
 			return XRXE_PARSE_BAD_LENGTH;
 		break;
+	case XRXE_PAYLOAD_SACK:
+		if (pkt->payload_len != XRXE_SACK_LEN)
+			return XRXE_PARSE_BAD_LENGTH;
+		break;
 	case XRXE_PAYLOAD_CNP:
 		/* A17.9.3: BTH, then 16 reserved bytes (ignored on receive). */
 		if (pkt->pad)

@@ -12,7 +12,11 @@
 # just before the run ends) say: packets the requester side sent per packet
 # delivered, resends, duplicates the responder side saw, recovery episodes,
 # loss probes and Local ACK Timeouts (counters are read at 90 % of the run,
-# so they cover most of it, not all).
+# so they cover most of it, not all). Each mode is its own session: the
+# daemons start with --selective-repeat on (sr: both are xrxe, perftest
+# connects without the CM) or off (gbn: go-back-N with probes and the send
+# window, what any peer gets), and every ratio is to that session's 0-loss
+# run. A summary table of the ratios ends the report.
 #
 # Environment:
 #   LOSS_DURATION=S        seconds per run (default 5)
@@ -20,6 +24,7 @@
 #                          the first must be 0: the baseline)
 #   LOSS_TOOLS="..."       default "ib_write_bw ib_read_bw ib_send_bw"
 #   LOSS_XRXED_OPTS="..."  extra xrxed options for both daemons ("--rexmit fixed")
+#   LOSS_MODES="sr gbn"    sessions: sr (--selective-repeat on), gbn (off)
 #   LOSS_CPUS="DA DB S C"  CPUs of xrxed A, xrxed B, the perftest server (in B)
 #                          and client (in A); default "0 1 0 1" (tests/bench/verbs.sh)
 set -uo pipefail
@@ -34,6 +39,7 @@ DURATION=${LOSS_DURATION:-5}
 read -r -a RATES <<<"${LOSS_RATES:-0 0.1 0.5 1 2}"
 read -r -a TOOLS <<<"${LOSS_TOOLS:-ib_write_bw ib_read_bw ib_send_bw}"
 read -r CPU_DA CPU_DB CPU_S CPU_C <<<"${LOSS_CPUS:-0 1 0 1}"
+read -r -a MODES <<<"${LOSS_MODES:-sr gbn}"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "loss bench skipped: needs root (namespaces, XDP)"
@@ -69,17 +75,42 @@ fi
 netns_tmpdir tmp
 [ -n "${LOSS_KEEP:-}" ] && tmp=$LOSS_KEEP && mkdir -p "$tmp"
 
-pin "$CPU_DA"
-# shellcheck disable=SC2086 # LOSS_XRXED_OPTS: a word list
-ns_bg "$NS_A" nice -n -10 "${PIN[@]}" "$XRXED" ${LOSS_XRXED_OPTS-} "$IF_A" >"$tmp/xrxed-a.log" 2>&1
-pin "$CPU_DB"
-# shellcheck disable=SC2086
-ns_bg "$NS_B" nice -n -10 "${PIN[@]}" "$XRXED" ${LOSS_XRXED_OPTS-} "$IF_B" >"$tmp/xrxed-b.log" 2>&1
-if ! netns_wait_file "/run/xrxe/$IF_A.sock" 10 || ! netns_wait_file "/run/xrxe/$IF_B.sock" 10; then
-	echo "loss bench: xrxed did not start"
-	tail -n 5 "$tmp"/xrxed-*.log
-	exit 1
-fi
+# daemons_start MODE / daemons_stop: one session's xrxed in A and B.
+DPIDS=()
+daemons_start() {
+	local sr=off
+	[ "$1" = sr ] && sr=on
+	pin "$CPU_DA"
+	# shellcheck disable=SC2086 # LOSS_XRXED_OPTS: a word list
+	ns_bg "$NS_A" nice -n -10 "${PIN[@]}" "$XRXED" --selective-repeat "$sr" ${LOSS_XRXED_OPTS-} \
+		"$IF_A" >"$tmp/xrxed-a-$1.log" 2>&1
+	DPIDS=("$NETNS_LAST_PID")
+	pin "$CPU_DB"
+	# shellcheck disable=SC2086
+	ns_bg "$NS_B" nice -n -10 "${PIN[@]}" "$XRXED" --selective-repeat "$sr" ${LOSS_XRXED_OPTS-} \
+		"$IF_B" >"$tmp/xrxed-b-$1.log" 2>&1
+	DPIDS+=("$NETNS_LAST_PID")
+	if ! netns_wait_file "/run/xrxe/$IF_A.sock" 10 || ! netns_wait_file "/run/xrxe/$IF_B.sock" 10; then
+		echo "loss bench: xrxed did not start"
+		tail -n 5 "$tmp"/xrxed-*-"$1".log
+		exit 1
+	fi
+}
+daemons_stop() {
+	local p
+	for p in "${DPIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${DPIDS[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	DPIDS=()
+	# the sockets go with the daemons (SIGTERM cleans up)
+	for p in $(seq 100); do
+		[ -e "/run/xrxe/$IF_A.sock" ] || [ -e "/run/xrxe/$IF_B.sock" ] || break
+		sleep 0.05
+	done
+}
 
 # qp_counters NS IFACE RAW: the sum of the RC QPs' counters of one daemon as
 # "key value" lines (its JSON kept in RAW).
@@ -88,13 +119,14 @@ qp_counters() {
 import json, sys
 keys = ("tx_packets", "rx_packets", "retransmits", "fast_retransmits", "timeouts",
         "duplicates", "seq_naks_sent", "seq_naks_rcvd", "resent_packets",
-        "out_of_sequence", "recoveries", "probes")
+        "out_of_sequence", "recoveries", "probes", "ooo_held")
 try:
     qps = [q for q in json.load(sys.stdin)["qps"] if q["type"] == "RC"]
 except Exception:
     qps = []
 for k in keys:
-    print(k, sum(q.get(k, 0) for q in qps))'
+    print(k, sum(q.get(k, 0) for q in qps))
+print("sr_qps", sum(1 for q in qps if q.get("selective_repeat")))'
 }
 
 PORT=18950
@@ -142,32 +174,53 @@ fmt() {
 }
 
 echo "loss bench: ${DURATION}s per run, 64 KiB messages, loss on both directions at the router${LOSS_XRXED_OPTS:+, xrxed $LOSS_XRXED_OPTS}; load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
-printf '%-12s %7s %9s %6s %9s %8s %8s %8s %8s %8s\n' tool "loss %" "Gbit/s" ratio \
-	"sent/dlv" resent dups recov probes timeouts
-for tool in "${TOOLS[@]}"; do
-	base=
-	for loss in "${RATES[@]}"; do
-		router_loss "$loss" || { echo "loss bench: xrxe-impair failed"; exit 1; }
-		label=$tool-$loss
-		run "$tool" "$label"
-		bw=$(cat "$tmp/$label" 2>/dev/null)
-		bw=${bw:-n/a}
-		[ "$loss" = 0 ] && base=$bw
-		# The data direction: READ responses flow B -> A, the rest A -> B.
-		if [ "$tool" = ib_read_bw ]; then dsend=b drecv=a; else dsend=a drecv=b; fi
-		sent=$(val tx_packets "$tmp/$label.$dsend")
-		dlv=$(($(val rx_packets "$tmp/$label.$drecv") - $(val duplicates "$tmp/$label.$drecv") -
-			$(val out_of_sequence "$tmp/$label.$drecv")))
-		resent=$(($(val resent_packets "$tmp/$label.a") + $(val resent_packets "$tmp/$label.b")))
-		dups=$(($(val duplicates "$tmp/$label.a") + $(val duplicates "$tmp/$label.b")))
-		recov=$(($(val recoveries "$tmp/$label.a") + $(val recoveries "$tmp/$label.b")))
-		probes=$(($(val probes "$tmp/$label.a") + $(val probes "$tmp/$label.b")))
-		tmo=$(($(val timeouts "$tmp/$label.a") + $(val timeouts "$tmp/$label.b")))
-		printf '%-12s %7s %9s %6s %9s %8s %8s %8s %8s %8s\n' "$tool" "$loss" "$bw" \
-			"$(fmt "$bw" "$base")" "$(fmt "$sent" "$dlv")" "$resent" "$dups" "$recov" \
-			"$probes" "$tmo"
+printf '%-5s %-12s %7s %9s %6s %9s %8s %8s %8s %8s %8s %8s\n' mode tool "loss %" "Gbit/s" \
+	ratio "sent/dlv" resent dups held recov probes timeouts
+declare -A RATIO
+for mode in "${MODES[@]}"; do
+	daemons_start "$mode"
+	for tool in "${TOOLS[@]}"; do
+		base=
+		for loss in "${RATES[@]}"; do
+			router_loss "$loss" || { echo "loss bench: xrxe-impair failed"; exit 1; }
+			label=$mode-$tool-$loss
+			run "$tool" "$label"
+			bw=$(cat "$tmp/$label" 2>/dev/null)
+			bw=${bw:-n/a}
+			[ "$loss" = 0 ] && base=$bw
+			# The data direction: READ responses flow B -> A, the rest A -> B.
+			if [ "$tool" = ib_read_bw ]; then dsend=b drecv=a; else dsend=a drecv=b; fi
+			sent=$(val tx_packets "$tmp/$label.$dsend")
+			dlv=$(($(val rx_packets "$tmp/$label.$drecv") - $(val duplicates "$tmp/$label.$drecv") -
+				$(val out_of_sequence "$tmp/$label.$drecv")))
+			sum() { echo $(($(val "$1" "$tmp/$label.a") + $(val "$1" "$tmp/$label.b"))); }
+			# selective repeat really in use (or really not) on both ends
+			srq=$(sum sr_qps)
+			note=
+			if [ "$mode" = sr ] && [ "$srq" -lt 2 ]; then note=" (selective repeat NOT in use: $srq QPs)"; fi
+			if [ "$mode" = gbn ] && [ "$srq" -ne 0 ]; then note=" (selective repeat in use: $srq QPs)"; fi
+			RATIO[$mode,$tool,$loss]=$(fmt "$bw" "$base")
+			printf '%-5s %-12s %7s %9s %6s %9s %8s %8s %8s %8s %8s %8s%s\n' "$mode" "$tool" "$loss" \
+				"$bw" "${RATIO[$mode,$tool,$loss]}" "$(fmt "$sent" "$dlv")" "$(sum resent_packets)" \
+				"$(sum duplicates)" "$(sum ooo_held)" "$(sum recoveries)" "$(sum probes)" \
+				"$(sum timeouts)" "$note"
+		done
 	done
+	daemons_stop
 done
 router_loss 0
-echo "sent/dlv: packets the data's sender sent (its ACKs and probes included) per data packet the receiver took in order"
+echo
+echo "goodput ratio to the 0-loss run of the same session (load average now $(cut -d' ' -f1-3 /proc/loadavg)):"
+printf '%-12s %-5s' tool mode
+for loss in "${RATES[@]}"; do printf ' %7s' "$loss %"; done
+echo
+for tool in "${TOOLS[@]}"; do
+	for mode in "${MODES[@]}"; do
+		printf '%-12s %-5s' "$tool" "$mode"
+		for loss in "${RATES[@]}"; do printf ' %7s' "${RATIO[$mode,$tool,$loss]}"; done
+		echo
+	done
+done
+echo "targets (issue 19): sr >= 0.90 at 1 % and >= 0.80 at 2 %; gbn >= 0.60 at 1 %"
+echo "sent/dlv: packets the data's sender sent (its ACKs and probes included) per data packet the receiver took in order; held: packets the receiver kept past a hole (selective repeat)"
 echo "placement: xrxed A cpu $CPU_DA, xrxed B cpu $CPU_DB (nice -10), perftest server (B) cpu $CPU_S, client (A) cpu $CPU_C"

@@ -103,6 +103,9 @@ static void fill_spec(struct xrxe_pkt_spec *s, uint8_t opcode, int ipver, unsign
 	case XRXE_PAYLOAD_8:
 		s->payload_len = 8;
 		break;
+	case XRXE_PAYLOAD_SACK:
+		s->payload_len = XRXE_SACK_LEN;
+		break;
 	default:
 		s->payload_len = 0;
 	}
@@ -110,11 +113,13 @@ static void fill_spec(struct xrxe_pkt_spec *s, uint8_t opcode, int ipver, unsign
 }
 
 /* Wireshark 4.0 has no dissector for these opcodes (newer than its InfiniBand
- * dissector): it shows what follows the BTH as "Unknown/Vendor Specific Data". */
+ * dissector, or xrxe's own SACK from the manufacturer-specific range): it
+ * decodes the BTH and shows what follows it as "Unknown/Vendor Specific
+ * Data". */
 static bool wireshark_unknown(uint8_t opcode)
 {
 	return opcode == XRXE_OPCODE(RC, FLUSH) || opcode == XRXE_OPCODE(RC, ATOMIC_WRITE) ||
-	       opcode == XRXE_OP_CNP;
+	       opcode == XRXE_OP_CNP || opcode == XRXE_OP_XRXE_SACK;
 }
 
 static void print_expected(const struct xrxe_pkt_spec *s, const struct xrxe_opcode_info *op,
@@ -154,7 +159,7 @@ static void print_expected(const struct xrxe_pkt_spec *s, const struct xrxe_opco
 		expect("infiniband.atomiceth.swapdt", s->atmeth.swap_add);
 		expect("infiniband.atomiceth.cmpdt", s->atmeth.comp);
 	}
-	if (op->hdrs & XRXE_HDR_BIT(XRXE_HDR_AETH)) {
+	if ((op->hdrs & XRXE_HDR_BIT(XRXE_HDR_AETH)) && !wireshark_unknown(s->opcode)) {
 		expect("infiniband.aeth.syndrome", s->aeth.syndrome);
 		expect("infiniband.aeth.msn", s->aeth.msn);
 	}

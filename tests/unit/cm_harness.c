@@ -216,12 +216,24 @@ static uint32_t h_random(void *user)
 	return (uint32_t)xrxe_cmh_rand(s->h);
 }
 
+static int h_qp_sr(void *user, void *owner, uint32_t qpn, bool on)
+{
+	struct xrxe_cmh_host *s = user;
+
+	(void)owner;
+	s->sr_calls++;
+	s->sr_qpn = qpn;
+	s->sr_on = on;
+	return 0;
+}
+
 static const struct xrxe_cm_ops h_ops = {
 	.send_mad = h_send_mad,
 	.event = h_event,
 	.new_child = h_new_child,
 	.gid_index = h_gid_index,
 	.random = h_random,
+	.qp_sr = h_qp_sr,
 };
 
 /* --- setup ------------------------------------------------------------------ */
@@ -243,6 +255,7 @@ int xrxe_cmh_init(struct xrxe_cmh *h, uint64_t seed, unsigned nhosts,
 			.user = s,
 			.max_path_mtu = IBV_MTU_1024,
 			.ca_ack_delay = 15, /* rxe's local_ca_ack_delay, as xrxed reports */
+			.selective_repeat = c && c->selective_repeat,
 		};
 		int err;
 

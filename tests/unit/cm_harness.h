@@ -62,6 +62,7 @@ struct xrxe_cmh_owner {
 struct xrxe_cmh_hostcfg {
 	const char *v4, *v6; /* NULL: the defaults */
 	uint8_t mac[6];      /* all zero: the default */
+	bool selective_repeat; /* the CM offers/accepts it (xrxe_cm_config) */
 };
 
 struct xrxe_cmh_host {
@@ -77,6 +78,10 @@ struct xrxe_cmh_host {
 	bool refuse_children; /* new_child answers NULL */
 	bool deaf;            /* MADs to this host are logged, never delivered */
 	unsigned new_child_calls;
+	/* ops->qp_sr calls: how many, the last QPN and decision */
+	unsigned sr_calls;
+	uint32_t sr_qpn;
+	bool sr_on;
 	uint32_t script[XRXE_CMH_SCRIPT];
 	unsigned nscript, script_pos;
 	/* faults the tests check are zero */

@@ -29,6 +29,7 @@ struct mix_cfg {
 	bool ipv6;
 	uint8_t max_rd_atomic;
 	unsigned bidir; /* SENDs from B to A at the same time */
+	bool sr;        /* both QPs use selective repeat (src/transport/sr.c) */
 };
 
 struct mix_rec {
@@ -100,6 +101,10 @@ static void run_mix(const struct mix_cfg *cfg)
 	if (cfg->max_rd_atomic)
 		c.max_rd_atomic = cfg->max_rd_atomic;
 	cr_assert_eq(xrxe_tph_connect(a, b, &c), 0);
+	if (cfg->sr) {
+		cr_assert_eq(xrxe_tp_qp_set_sr(h.side[0].tp, a->qpn, true), 0);
+		cr_assert_eq(xrxe_tp_qp_set_sr(h.side[1].tp, b->qpn, true), 0);
+	}
 
 	/* iova != host address on side B: translation is exercised */
 	lk_asrc = xrxe_tph_mr(&h.side[0], asrc, total, 0, 0);
@@ -577,6 +582,98 @@ Test(transport_data, drop10_multi_mb_bursts)
 				 .corrupt_ppm = 5000, .multi_frag = true },
 		};
 
+		run_mix(&cfg);
+	}
+}
+
+/* --- selective repeat (src/transport/sr.c, docs/selective-repeat.md) ---------
+ * The same checks with both QPs using selective repeat: every operation
+ * exactly once and intact, in order, across the PSN wrap, through loss,
+ * reordering, duplication and corruption, with and without link delay,
+ * READs larger than the scoreboard (go-back-N for those) included. */
+
+Test(transport_data_sr, every_mtu_lossy_multifrag)
+{
+	enum ibv_mtu m;
+
+	for (m = IBV_MTU_256; m <= IBV_MTU_4096; m++) {
+		uint32_t sizes[8];
+		struct mix_cfg cfg = {
+			.seed = 2200 + m, .mtu = m, .psn_a = 0xffffff - 40, .psn_b = 0xfffff0,
+			.nops = 80, .sizes = sizes, .nsizes = 8, .op_mask = ALL_OPS, .sr = true,
+			.pol = { .drop_ppm = 20000, .multi_frag = true },
+		};
+
+		sizes_for(m, sizes);
+		run_mix(&cfg);
+	}
+}
+
+Test(transport_data_sr, reorder_dup_corrupt_drop10_psn_wrap)
+{
+	uint32_t sizes[8];
+	struct mix_cfg cfg = {
+		.seed = 2008, .mtu = IBV_MTU_512, .psn_a = 0xfffff0, .psn_b = 3, .nops = 150,
+		.sizes = sizes, .nsizes = 8, .op_mask = ALL_OPS, .sr = true, .bidir = 40,
+		.pol = { .reorder_ppm = 50000, .dup_ppm = 50000, .corrupt_ppm = 30000,
+			 .drop_ppm = 100000, .multi_frag = true },
+	};
+
+	sizes_for(IBV_MTU_512, sizes);
+	run_mix(&cfg);
+}
+
+Test(transport_data_sr, link_loss_reorder_dup_psn_wrap)
+{
+	uint32_t sizes[8];
+	unsigned m;
+
+	for (m = IBV_MTU_1024; m <= IBV_MTU_4096; m += 3) {
+		struct mix_cfg cfg = {
+			.seed = 2400 + m, .mtu = (enum ibv_mtu)m, .psn_a = 0xffffff - 60,
+			.psn_b = 0xfffff8, .nops = 120, .sizes = sizes, .nsizes = 8,
+			.op_mask = ALL_OPS, .bidir = 40, .sr = true,
+			.pol = { .drop_ppm = 20000, .reorder_ppm = 5000, .dup_ppm = 5000,
+				 .link_bps = 10000000000ull, .link_delay_ns = 20000 },
+		};
+
+		sizes_for((enum ibv_mtu)m, sizes);
+		run_mix(&cfg);
+	}
+}
+
+Test(transport_data_sr, multi_mb_lossy_small_mtu)
+{
+	static const uint32_t sizes[] = { 1u << 20, 333333, 65536 };
+	struct mix_cfg cfg = {
+		.seed = 2011, .mtu = IBV_MTU_1024, .psn_a = 0xfffff0, .psn_b = 5, .nops = 6,
+		.sizes = sizes, .nsizes = 3, .sr = true,
+		.op_mask = (1u << M_SEND) | (1u << M_WRITE) | (1u << M_READ) | (1u << M_FAA),
+		.pol = { .drop_ppm = 20000, .reorder_ppm = 10000, .dup_ppm = 10000 },
+	};
+
+	run_mix(&cfg);
+}
+
+Test(transport_data_sr, soak, .timeout = 60)
+{
+	unsigned n = getenv("XRXE_SOAK") ? (unsigned)atoi(getenv("XRXE_SOAK")) : 12, i;
+	unsigned first = getenv("XRXE_SOAK_FIRST") ? (unsigned)atoi(getenv("XRXE_SOAK_FIRST")) : 0;
+
+	for (i = first; i < first + n; i++) {
+		uint32_t sizes[8];
+		enum ibv_mtu m = (enum ibv_mtu)(IBV_MTU_256 + i % 5);
+		struct mix_cfg cfg = {
+			.seed = 3000 + i, .mtu = m, .psn_a = 0xffffff - (i * 37) % 200,
+			.psn_b = (i * 7919) & 0xffffff, .nops = 60, .sizes = sizes, .nsizes = 8,
+			.op_mask = ALL_OPS, .unsignalled = i & 1, .ipv6 = i & 2, .sr = true,
+			.max_rd_atomic = (uint8_t)(1 + i % 4), .bidir = i % 3 ? 40 : 0,
+			.pol = { .drop_ppm = 20000 + 10000 * (i % 4), .reorder_ppm = 20000,
+				 .dup_ppm = 20000, .corrupt_ppm = 10000, .nobuf_ppm = 20000,
+				 .multi_frag = i & 4 },
+		};
+
+		sizes_for(m, sizes);
 		run_mix(&cfg);
 	}
 }

@@ -73,6 +73,7 @@ static const struct {
 	{ 0x64, "UD_SEND_ONLY", H(DETH), XRXE_PAYLOAD_ANY },
 	{ 0x65, "UD_SEND_ONLY_WITH_IMMEDIATE", H(DETH) | H(IMMDT), XRXE_PAYLOAD_ANY },
 	{ 0x81, "CNP", 0, XRXE_PAYLOAD_CNP },
+	{ 0xe0, "XRXE_SACK", H(AETH), XRXE_PAYLOAD_SACK }, /* docs/selective-repeat.md */
 };
 #define NEXPECTED (sizeof(expected) / sizeof(expected[0]))
 
@@ -347,6 +348,9 @@ static void random_spec(struct xrxe_pkt_spec *s, uint8_t opcode, int ipver, bool
 	case XRXE_PAYLOAD_NONE:
 	case XRXE_PAYLOAD_CNP:
 		s->payload_len = 0;
+		break;
+	case XRXE_PAYLOAD_SACK:
+		s->payload_len = XRXE_SACK_LEN;
 		break;
 	case XRXE_PAYLOAD_8:
 		s->payload_len = 8;

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Selective repeat between xrxe peers (src/transport/sr.c,
+ * docs/selective-repeat.md), in the harness's simulated time: who uses it
+ * (only QPs that agreed; a SACK never reaches or is taken by any other),
+ * what a loss costs (exactly the lost packets sent again, the packets after
+ * the hole held, not dropped), a lost READ response asked for alone, a lost
+ * SACK or resend repaired without the Local ACK Timeout, and the goodput
+ * under random loss each way against go-back-N. Every message is checked
+ * byte for byte; transport_data_sr (test_transport_data.c) runs every
+ * operation through loss, reordering, duplication and corruption.
+ */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_harness.h"
+
+#define SEC 1000000000ull
+#define MS 1000000ull
+#define US 1000ull
+#define FEW_RTTS (8 * MS) /* as test_transport_loss.c */
+
+#define RW (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+
+static uint8_t abuf[1 << 20], bbuf[1 << 20];
+
+struct env {
+	struct xrxe_tph_pair p;
+	uint32_t lka, lkb;
+};
+
+static void sr_on(struct xrxe_tph_pair *p, bool a, bool b)
+{
+	if (a)
+		cr_assert_eq(xrxe_tp_qp_set_sr(p->h.side[0].tp, p->a->qpn, true), 0);
+	if (b)
+		cr_assert_eq(xrxe_tp_qp_set_sr(p->h.side[1].tp, p->b->qpn, true), 0);
+}
+
+static void env_init(struct env *e, enum ibv_mtu mtu, bool sr)
+{
+	struct xrxe_tph_conn c;
+	unsigned i;
+
+	xrxe_tph_conn_default(&c);
+	c.mtu = mtu;
+	c.psn[0] = 0xffffff - 20; /* the PSN wrap in every test */
+	cr_assert_eq(xrxe_tph_pair_init(&e->p, 42, IBV_QPT_RC, &c, true), 0);
+	sr_on(&e->p, sr, sr);
+	for (i = 0; i < sizeof(abuf); i++) {
+		abuf[i] = (uint8_t)(i * 7 + 1);
+		bbuf[i] = (uint8_t)(i * 13 + 5);
+	}
+	e->lka = xrxe_tph_mr(&e->p.h.side[0], abuf, sizeof(abuf), RW | IBV_ACCESS_REMOTE_ATOMIC, 0);
+	e->lkb = xrxe_tph_mr(&e->p.h.side[1], bbuf, sizeof(bbuf), RW | IBV_ACCESS_REMOTE_ATOMIC, 0);
+}
+
+static int post(struct env *e, uint64_t id, uint32_t op, uint32_t off, uint32_t len, uint64_t raddr)
+{
+	struct xrxe_sge s = { (uintptr_t)abuf + off, len, e->lka };
+	struct xrxe_tph_send w = {
+		.wr_id = id, .opcode = op, .sge = &s, .nsge = 1, .raddr = raddr, .rkey = e->lkb,
+	};
+
+	return xrxe_tph_post_send(e->p.a, &w);
+}
+
+static uint32_t psn0(const struct env *e)
+{
+	return e->p.conn.psn[0];
+}
+
+/* Frames seen and dropped by plan: opcode (-1 any) at PSN psn0 + off (-1
+ * any) from side `from`, the first n matches after skip. */
+struct plan {
+	int from, opcode;
+	int64_t off;
+	unsigned skip, n;
+};
+static struct plan plans[4];
+static unsigned nplans, sacks_seen[2];
+static const struct env *cur;
+
+static bool filter(void *arg, int from, const struct xrxe_pkt *pkt)
+{
+	uint32_t psn = xrxe_bth_psn(xrxe_pkt_bth(pkt));
+	unsigned i;
+
+	(void)arg;
+	if (pkt->opcode == XRXE_OP_XRXE_SACK)
+		sacks_seen[from]++;
+	for (i = 0; i < nplans; i++) {
+		struct plan *pl = &plans[i];
+
+		if (pl->from != from || (pl->opcode >= 0 && pkt->opcode != pl->opcode) ||
+		    (pl->off >= 0 && psn != ((psn0(cur) + (uint32_t)pl->off) & 0xffffff)))
+			continue;
+		if (pl->skip) {
+			pl->skip--;
+			continue;
+		}
+		if (pl->n) {
+			pl->n--;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void watch(struct env *e)
+{
+	cur = e;
+	sacks_seen[0] = sacks_seen[1] = 0;
+	e->p.h.pol.filter = filter;
+}
+
+static void plans_done(void)
+{
+	for (unsigned i = 0; i < nplans; i++)
+		cr_assert_eq(plans[i].n, 0, "plan %u did not drop everything it should", i);
+	nplans = 0;
+}
+
+/* --- who uses it ------------------------------------------------------------ */
+
+Test(transport_sr, negotiated_per_qp_before_traffic)
+{
+	struct env e;
+	struct xrxe_tp_qp_info ia, ib;
+	struct ibv_wc wc[4];
+
+	env_init(&e, IBV_MTU_1024, false);
+	xrxe_tph_info(e.p.a, &ia);
+	cr_assert(!ia.selective_repeat, "off unless agreed (device default off)");
+	cr_assert_eq(xrxe_tp_qp_set_sr(e.p.h.side[0].tp, 0xabcde, true), -ENOENT);
+	sr_on(&e.p, true, true);
+	xrxe_tph_info(e.p.a, &ia);
+	xrxe_tph_info(e.p.b, &ib);
+	cr_assert(ia.selective_repeat && ib.selective_repeat);
+	cr_assert_eq(post(&e, 1, IBV_WR_RDMA_WRITE, 0, 5000, (uintptr_t)bbuf), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, SEC));
+	cr_assert_eq(xrxe_tph_poll_cq(e.p.ca, wc, 4), 1);
+	/* once packets flowed, the agreement stands */
+	cr_assert_eq(xrxe_tp_qp_set_sr(e.p.h.side[0].tp, e.p.a->qpn, false), -EBUSY);
+	xrxe_tph_pair_fini(&e.p);
+}
+
+Test(transport_sr, uc_has_none)
+{
+	struct xrxe_tph_pair p;
+
+	cr_assert_eq(xrxe_tph_pair_init(&p, 1, IBV_QPT_UC, NULL, true), 0);
+	cr_assert_eq(xrxe_tp_qp_set_sr(p.h.side[0].tp, p.a->qpn, true), -EINVAL);
+	xrxe_tph_pair_fini(&p);
+}
+
+/* Go-back-N QPs under loss never send a SACK, and one that reaches a QP
+ * that did not agree is dropped as a bad opcode (tp.c). */
+Test(transport_sr, no_sack_without_agreement)
+{
+	struct env e;
+	struct xrxe_tp_stats st;
+	struct xrxe_pkt_spec spec;
+	struct ibv_wc wc[4];
+	uint64_t before;
+
+	env_init(&e, IBV_MTU_1024, false);
+	watch(&e);
+	nplans = 1;
+	plans[0] = (struct plan){ .from = 0, .opcode = -1, .off = 5, .n = 1 };
+	cr_assert_eq(post(&e, 1, IBV_WR_RDMA_WRITE, 0, 64 * 1024, (uintptr_t)bbuf), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	cr_assert_eq(xrxe_tph_poll_cq(e.p.ca, wc, 4), 1);
+	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+	plans_done();
+	cr_assert_eq(sacks_seen[0] + sacks_seen[1], 0, "a go-back-N QP sent a SACK");
+
+	xrxe_tp_get_stats(e.p.h.side[0].tp, &st);
+	before = st.rx_drop_bad_opcode;
+	xrxe_tph_spec(&e.p.h, 1, e.p.a->qpn, &spec);
+	spec.opcode = XRXE_OP_XRXE_SACK;
+	spec.psn = psn0(&e);
+	spec.aeth.syndrome = XRXE_AETH_ACK_UNLIMITED;
+	spec.payload = (uint8_t[XRXE_SACK_LEN]){ 0xff };
+	spec.payload_len = XRXE_SACK_LEN;
+	cr_assert_eq(xrxe_tph_inject(&e.p.h, 0, &spec), 0);
+	xrxe_tp_get_stats(e.p.h.side[0].tp, &st);
+	cr_assert_eq(st.rx_drop_bad_opcode, before + 1);
+	xrxe_tph_pair_fini(&e.p);
+}
+
+/* --- what a loss costs ------------------------------------------------------ */
+
+/* One packet of a 64-packet WRITE lost: the responder holds the 58 after it
+ * (no sequence NAK, nothing dropped), its SACK names the hole, and the
+ * requester sends exactly that packet again. */
+Test(transport_sr, one_lost_packet_sent_again_alone)
+{
+	struct env e;
+	struct xrxe_tp_qp_info ia, ib;
+	struct ibv_wc wc[4];
+	uint64_t t0;
+
+	env_init(&e, IBV_MTU_1024, true);
+	watch(&e);
+	nplans = 1;
+	plans[0] = (struct plan){ .from = 0, .opcode = -1, .off = 5, .n = 1 };
+	memset(bbuf, 0, 64 * 1024);
+	t0 = e.p.h.now;
+	cr_assert_eq(post(&e, 1, IBV_WR_RDMA_WRITE, 0, 64 * 1024, (uintptr_t)bbuf), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	cr_assert_eq(xrxe_tph_poll_cq(e.p.ca, wc, 4), 1);
+	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+	cr_assert(!memcmp(abuf, bbuf, 64 * 1024), "WRITE intact");
+	plans_done();
+	xrxe_tph_info(e.p.a, &ia);
+	xrxe_tph_info(e.p.b, &ib);
+	cr_assert_eq(ia.resent_packets, 1, "resent %" PRIu64, ia.resent_packets);
+	cr_assert_eq(ib.ooo_held, 64 - 6, "held %" PRIu64, ib.ooo_held);
+	cr_assert_eq(ib.out_of_sequence, 0, "nothing dropped past the hole");
+	cr_assert_eq(ib.seq_naks_sent, 0);
+	cr_assert_eq(ib.duplicates, 0);
+	cr_assert_eq(ia.timeouts, 0);
+	cr_assert_eq(ia.recoveries, 1);
+	cr_assert_geq(sacks_seen[1], 1);
+	cr_assert_lt(e.p.h.now - t0, FEW_RTTS);
+	xrxe_tph_pair_fini(&e.p);
+}
+
+/* SENDs: the pieces after a lost one are held against the receive WQE and
+ * placed in order; every receive completes once, intact. */
+Test(transport_sr, sends_with_holes)
+{
+	struct env e;
+	struct xrxe_tp_qp_info ia, ib;
+	struct ibv_wc wc[16];
+	unsigned i;
+
+	env_init(&e, IBV_MTU_1024, true);
+	watch(&e);
+	nplans = 2;
+	plans[0] = (struct plan){ .from = 0, .opcode = -1, .off = 2, .n = 1 };
+	plans[1] = (struct plan){ .from = 0, .opcode = -1, .off = 13, .n = 1 };
+	memset(bbuf, 0, 8 * 8192);
+	for (i = 0; i < 8; i++) {
+		struct xrxe_sge rs = { (uintptr_t)bbuf + i * 8192, 8192, e.lkb };
+
+		cr_assert_eq(xrxe_tph_post_recv(e.p.b, 100 + i, &rs, 1), 0);
+	}
+	for (i = 0; i < 8; i++)
+		cr_assert_eq(post(&e, 10 + i, IBV_WR_SEND, i * 8192, 8192, 0), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	cr_assert_eq(xrxe_tph_poll_cq(e.p.ca, wc, 16), 8);
+	cr_assert_eq(xrxe_tph_poll_cq(e.p.cb, wc, 16), 8);
+	for (i = 0; i < 8; i++) {
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc[i].wr_id, 100 + i, "in order");
+		cr_assert_eq(wc[i].byte_len, 8192);
+	}
+	cr_assert(!memcmp(abuf, bbuf, 8 * 8192), "SENDs intact");
+	plans_done();
+	xrxe_tph_info(e.p.a, &ia);
+	xrxe_tph_info(e.p.b, &ib);
+	cr_assert_eq(ia.resent_packets, 2, "resent %" PRIu64, ia.resent_packets);
+	cr_assert_eq(ib.out_of_sequence, 0);
+	cr_assert_eq(ia.timeouts, 0);
+	xrxe_tph_pair_fini(&e.p);
+}
+
+/* A READ response packet lost in the middle of a stream: the ones after it
+ * are placed by their offset as they come, and the requester asks for
+ * exactly the missing one (a READ request for one packet). */
+Test(transport_sr, lost_read_response_asked_for_alone)
+{
+	struct env e;
+	struct xrxe_tp_qp_info ia, ib;
+	struct ibv_wc wc[4];
+
+	env_init(&e, IBV_MTU_1024, true);
+	watch(&e);
+	nplans = 1;
+	plans[0] = (struct plan){ .from = 1, .opcode = XRXE_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE),
+				  .off = 7, .n = 1 };
+	memset(abuf + 65536, 0, 32 * 1024);
+	cr_assert_eq(post(&e, 1, IBV_WR_RDMA_READ, 65536, 32 * 1024, (uintptr_t)bbuf), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	cr_assert_eq(xrxe_tph_poll_cq(e.p.ca, wc, 4), 1);
+	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+	cr_assert(!memcmp(abuf + 65536, bbuf, 32 * 1024), "READ intact");
+	plans_done();
+	xrxe_tph_info(e.p.a, &ia);
+	xrxe_tph_info(e.p.b, &ib);
+	cr_assert_eq(ia.resent_packets, 1, "one READ request for the missing packet");
+	cr_assert_eq(ib.resent_packets, 1, "one response packet sent again");
+	cr_assert_eq(ia.timeouts, 0);
+	xrxe_tph_pair_fini(&e.p);
+}
+
+/* The SACK naming a hole and then the resend are lost too: the probes and
+ * the next SACK recover, never the Local ACK Timeout. */
+Test(transport_sr, lost_sack_and_lost_resend)
+{
+	struct env e;
+	struct xrxe_tp_qp_info ia;
+	struct ibv_wc wc[4];
+	uint64_t t0;
+
+	env_init(&e, IBV_MTU_1024, true);
+	watch(&e);
+	nplans = 2;
+	plans[0] = (struct plan){ .from = 0, .opcode = -1, .off = 10, .n = 2 };
+	plans[1] = (struct plan){ .from = 1, .opcode = XRXE_OP_XRXE_SACK, .off = -1, .n = 1 };
+	memset(bbuf, 0, 64 * 1024);
+	t0 = e.p.h.now;
+	cr_assert_eq(post(&e, 1, IBV_WR_RDMA_WRITE, 0, 64 * 1024, (uintptr_t)bbuf), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	cr_assert_eq(xrxe_tph_poll_cq(e.p.ca, wc, 4), 1);
+	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+	cr_assert(!memcmp(abuf, bbuf, 64 * 1024), "WRITE intact");
+	plans_done();
+	xrxe_tph_info(e.p.a, &ia);
+	cr_assert_eq(ia.timeouts, 0);
+	cr_assert_lt(e.p.h.now - t0, FEW_RTTS);
+	xrxe_tph_pair_fini(&e.p);
+}
+
+/* An atomic whose request is lost while later requests are held executes
+ * once, in its turn. */
+Test(transport_sr, atomic_in_a_hole_executes_once)
+{
+	struct env e;
+	struct ibv_wc wc[8];
+	uint64_t *ctr = (uint64_t *)(void *)(bbuf + 4096), *res = (uint64_t *)(void *)(abuf + 4096);
+	struct xrxe_sge s;
+
+	env_init(&e, IBV_MTU_1024, true);
+	watch(&e);
+	*ctr = 40;
+	nplans = 1;
+	plans[0] = (struct plan){ .from = 0, .opcode = XRXE_OPCODE(RC, FETCH_ADD), .off = -1,
+				  .n = 1 };
+	s = (struct xrxe_sge){ (uintptr_t)res, 8, e.lka };
+	cr_assert_eq(xrxe_tph_post_send(e.p.a, &(struct xrxe_tph_send){
+		.wr_id = 3, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD, .sge = &s, .nsge = 1,
+		.raddr = (uintptr_t)ctr, .rkey = e.lkb, .compare_add = 2 }), 0);
+	cr_assert_eq(post(&e, 4, IBV_WR_RDMA_WRITE, 8192, 16 * 1024, (uintptr_t)bbuf + 8192), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	cr_assert_eq(xrxe_tph_poll_cq(e.p.ca, wc, 8), 2);
+	cr_assert_eq(wc[0].wr_id, 3);
+	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc[1].status, IBV_WC_SUCCESS);
+	cr_assert_eq(*res, 40);
+	cr_assert_eq(*ctr, 42, "executed once");
+	cr_assert(!memcmp(abuf + 8192, bbuf + 8192, 16 * 1024));
+	plans_done();
+	xrxe_tph_pair_fini(&e.p);
+}
+
+/* --- random loss over a link that takes time --------------------------------- */
+
+struct goodput {
+	uint64_t took, sent, delivered, dups, resent, timeouts, held;
+};
+
+/* As test_transport_loss.c's stream: nmsg operations of 64 KiB (16 x 4 KiB
+ * packets), at most 16 posted, over a 10 Gbit/s link with 20 us each way
+ * and loss_ppm random loss both ways; every message must land intact. op:
+ * IBV_WR_RDMA_WRITE, IBV_WR_SEND or IBV_WR_RDMA_READ. */
+static void stream(uint32_t op, uint32_t loss_ppm, bool sr, unsigned nmsg, struct goodput *g)
+{
+	struct xrxe_tph_pair p;
+	struct xrxe_tph_conn c;
+	struct xrxe_tp_qp_info ia, ib;
+	uint32_t lka, lkb;
+	unsigned posted = 0, done = 0, recvd = 0, i;
+	uint64_t t0;
+	uint8_t *src = op == IBV_WR_RDMA_READ ? bbuf : abuf, *dst = op == IBV_WR_RDMA_READ ? abuf : bbuf;
+
+	xrxe_tph_conn_default(&c);
+	c.mtu = IBV_MTU_4096;
+	c.psn[0] = 0xffffff - 300; /* across the PSN wrap */
+	c.max_rd_atomic = c.max_dest_rd_atomic = 16;
+	cr_assert_eq(xrxe_tph_pair_init(&p, 77, IBV_QPT_RC, &c, true), 0);
+	sr_on(&p, sr, sr);
+	for (i = 0; i < sizeof(abuf); i++)
+		src[i] = (uint8_t)(i * 7 + 1);
+	memset(dst, 0, sizeof(abuf));
+	lka = xrxe_tph_mr(&p.h.side[0], abuf, sizeof(abuf), RW, 0);
+	lkb = xrxe_tph_mr(&p.h.side[1], bbuf, sizeof(bbuf), RW, 0);
+	p.h.pol.drop_ppm = loss_ppm;
+	p.h.pol.link_bps = 10000000000ull;
+	p.h.pol.link_delay_ns = 20 * US;
+	t0 = p.h.now;
+	while (done < nmsg) {
+		struct ibv_wc wc[32];
+		int n;
+
+		while (posted < nmsg && posted - done < 16) {
+			uint32_t off = (posted % 16) * 65536;
+			struct xrxe_sge s = { (uintptr_t)abuf + off, 65536, lka };
+			struct xrxe_tph_send w = { .wr_id = posted, .opcode = op, .sge = &s,
+						   .nsge = 1, .raddr = (uintptr_t)bbuf + off,
+						   .rkey = lkb };
+
+			if (op == IBV_WR_SEND) {
+				struct xrxe_sge rs = { (uintptr_t)bbuf + off, 65536, lkb };
+
+				cr_assert_eq(xrxe_tph_post_recv(p.b, posted, &rs, 1), 0);
+			}
+			cr_assert_eq(xrxe_tph_post_send(p.a, &w), 0);
+			posted++;
+		}
+		xrxe_tph_run(&p.h, 100 * US);
+		if (op == IBV_WR_SEND)
+			recvd += (unsigned)xrxe_tph_poll_cq(p.cb, wc, 32);
+		n = xrxe_tph_poll_cq(p.ca, wc, 32);
+		for (i = 0; i < (unsigned)n; i++) {
+			uint32_t off = (uint32_t)(wc[i].wr_id % 16) * 65536;
+
+			cr_assert_eq(wc[i].status, IBV_WC_SUCCESS, "WR %" PRIu64, wc[i].wr_id);
+			cr_assert_eq(wc[i].wr_id, done, "in order");
+			cr_assert(!memcmp(dst + off, src + off, 65536), "message %u intact", done);
+			memset(dst + off, 0, 65536);
+			done++;
+		}
+		cr_assert_lt(p.h.now - t0, 600 * SEC, "stalled");
+	}
+	if (op == IBV_WR_SEND) {
+		xrxe_tph_run(&p.h, 10 * MS);
+		recvd += (unsigned)xrxe_tph_poll_cq(p.cb, (struct ibv_wc[32]){ 0 }, 32);
+		cr_assert_eq(recvd, nmsg, "every receive completed once");
+	}
+	g->took = p.h.now - t0;
+	xrxe_tph_info(p.a, &ia);
+	xrxe_tph_info(p.b, &ib);
+	g->sent = ia.tx_packets + (op == IBV_WR_RDMA_READ ? ib.tx_packets : 0);
+	g->delivered = (uint64_t)nmsg * 16;
+	g->dups = ib.duplicates + ia.duplicates;
+	g->resent = ia.resent_packets + ib.resent_packets;
+	g->timeouts = ia.timeouts;
+	g->held = ib.ooo_held;
+	if (getenv("XRXE_SR_DEBUG")) /* the requester's recovery, for diagnosis */
+		fprintf(stderr, "#   probes %" PRIu64 " recoveries %" PRIu64 " fast %" PRIu64 " retransmits %" PRIu64 " srtt %" PRIu64 " us\n", ia.probes, ia.recoveries, ia.fast_retransmits, ia.retransmits, ia.srtt_ns / 1000);
+	xrxe_tph_pair_fini(&p);
+}
+
+static void print_goodput(const char *what, const struct goodput *g, const struct goodput *base)
+{
+	fprintf(stderr,
+		"# %-26s %8.2f ms goodput ratio %.2f resent %" PRIu64 " dups %" PRIu64
+		" held %" PRIu64 " timeouts %" PRIu64 "\n",
+		what, g->took / 1e6, (double)base->took / (double)g->took, g->resent, g->dups,
+		g->held, g->timeouts);
+}
+
+/* 1 % and 2 % loss each way, WRITE, SEND and READ: selective repeat sends
+ * again about what was lost, and its goodput stays near the clean run's;
+ * go-back-N (probes and the shrinking window) for comparison. Simulated
+ * time, one seed, deterministic; the bounds are loose on purpose. */
+Test(transport_sr, random_loss_goodput_in_simulated_time, .timeout = 240)
+{
+	static const struct {
+		uint32_t op;
+		const char *name;
+	} ops[] = { { IBV_WR_RDMA_WRITE, "write" }, { IBV_WR_SEND, "send" },
+		    { IBV_WR_RDMA_READ, "read" } };
+	const unsigned nmsg = getenv("XRXE_LOSS_MSGS") ? (unsigned)atoi(getenv("XRXE_LOSS_MSGS")) : 200;
+
+	/* READ: see docs/selective-repeat.md "READ under loss" */
+
+	for (unsigned k = 0; k < 3; k++) {
+		struct goodput clean, sr1, sr2, gbn1;
+		char what[64];
+
+		stream(ops[k].op, 0, true, nmsg, &clean);
+		stream(ops[k].op, 10000, true, nmsg, &sr1);
+		stream(ops[k].op, 20000, true, nmsg, &sr2);
+		stream(ops[k].op, 10000, false, nmsg, &gbn1);
+		snprintf(what, sizeof(what), "%s 0 %%", ops[k].name);
+		print_goodput(what, &clean, &clean);
+		snprintf(what, sizeof(what), "%s 1 %% selective repeat", ops[k].name);
+		print_goodput(what, &sr1, &clean);
+		snprintf(what, sizeof(what), "%s 2 %% selective repeat", ops[k].name);
+		print_goodput(what, &sr2, &clean);
+		snprintf(what, sizeof(what), "%s 1 %% go-back-N", ops[k].name);
+		print_goodput(what, &gbn1, &clean);
+		cr_assert_eq(clean.resent, 0);
+		cr_assert_eq(clean.held, 0);
+		cr_assert_gt(sr1.held, 0, "%s: nothing held: selective repeat not in use", ops[k].name);
+		cr_assert_eq(sr1.timeouts, 0, "%s", ops[k].name);
+		cr_assert_lt(sr1.took, gbn1.took, "%s: selective repeat slower than go-back-N",
+			     ops[k].name);
+		/* about what was lost: 1 % of the packets, each way, plus probes */
+		cr_assert_lt(sr1.resent, sr1.delivered / 20, "%s: resent %" PRIu64, ops[k].name,
+			     sr1.resent);
+	}
+}
