@@ -126,7 +126,7 @@ int xrxe_tpi_sr_hold(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t
 		const struct xrxe_reth *reth = xrxe_pkt_hdr(pkt, XRXE_HDR_RETH);
 		uint32_t len = reth ? xrxe_reth_len(reth) : 0;
 
-		/* its responses take one PSN each (ref/rxe.md §2.1); a length
+		/* its responses take one PSN each (docs/facts/rxe.md §2.1); a length
 		 * the responder will refuse is held as one PSN and refused
 		 * when it runs */
 		if (len > qp->mtu && len <= XRXE_TP_MAX_MSG)
