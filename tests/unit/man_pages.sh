@@ -72,7 +72,7 @@ tap_check "xrxe.7: names both shims and the device, from man/xrxe.7.txt" bash -c
 # The environment variables it documents are the ones the shims read.
 tap_check "xrxe.7: every XRXE_* variable it names is read by the shims or xrxe run" bash -c '
 	for v in $(grep -oE "XRXE_[A-Z_]+" "$1" | sort -u); do
-		grep -rqs "\"$v\"" "$2"/src/verbs "$2"/src/rdmacm "$2"/tools/cmd_run.c "$2"/include || { echo "$v read nowhere"; exit 1; }
+		grep -rqs "\"$v\"" "$2"/src/verbs "$2"/src/rdmacm "$2"/src/shim "$2"/tools/cmd_run.c "$2"/include || { echo "$v read nowhere"; exit 1; }
 	done' _ "$TMP/xrxe.7.txt" "$XRXE_ROOT"
 
 # What `make man` built must be what the binaries say now.
