@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -498,6 +499,13 @@ static int daemon_setup(struct daemon *d)
 		.fixed_ack_timeout = d->opts.fixed_ack_timeout,
 	};
 
+	/* Unpredictable L_Keys/R_Keys (transport.h key_seed): without
+	 * randomness the daemon would hand out keys another user can guess. */
+	if (getrandom(&tcfg.key_seed, sizeof(tcfg.key_seed), 0) != sizeof(tcfg.key_seed)) {
+		err = -EIO;
+		xrxe_err("%s: getrandom: %s", d->opts.ifname, strerror(errno));
+		goto err_out;
+	}
 	d->max_path_mtu = tcfg.max_path_mtu;
 	if (xrxe_netdev_speed(d->opts.ifname, &tcfg.line_rate_mbps))
 		tcfg.line_rate_mbps = DEFAULT_LINE_RATE_MBPS;

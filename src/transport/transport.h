@@ -114,6 +114,11 @@ struct xrxe_tp_config {
 	 * (false): RC QPs also retry after a few silent round trips (rto.c,
 	 * adaptive retransmission); that does not use the retry budget. */
 	bool fixed_ack_timeout;
+	/* Seeds the choice of L_Key/R_Key indices and key bytes (mr.c, mw.c):
+	 * the daemon passes getrandom() bytes so that keys cannot be predicted;
+	 * 0 (unit tests) gives a fixed sequence. The core itself makes no
+	 * syscall. */
+	uint64_t key_seed;
 };
 
 int xrxe_tp_create(const struct xrxe_tp_config *cfg, struct xrxe_tp **out);
