@@ -74,7 +74,9 @@ static void conn_close(struct conn *c, const char *why)
 			destroyed[order[k]]++;
 		}
 	}
-	xrxe_info("conn %u (pid %d uid %u) closed (%s): %u requests; destroyed %u QP, %u AH, "
+	if (leaked)
+		xrxe_err("conn %u: objects leaked at close", c->id);
+	xrxe_info_rl("conn %u (pid %d uid %u) closed (%s): %u requests; destroyed %u QP, %u AH, "
 		  "%u MR, %u CQ, %u channel, %u PD, %u SRQ, %u CM ID, %u CM channel%s",
 		  c->id, (int)c->pid, (unsigned)c->uid, why, (unsigned)c->requests,
 		  destroyed[OBJ_QP], destroyed[OBJ_AH], destroyed[OBJ_MR], destroyed[OBJ_CQ],
@@ -92,6 +94,9 @@ static void conn_close(struct conn *c, const char *why)
 		close(c->memfd);
 	if (c->async_fd >= 0)
 		close(c->async_fd);
+	/* the socket, and the doorbell, memfd and async pipe of HELLO */
+	xrxe_ctrli_release(c, XRXE_Q_FDS, c->hello ? 4 : 1);
+	xrxe_ctrli_release(c, XRXE_Q_CONNS, 1);
 	free(c->park_msg);
 	free(c->slots);
 	free(c->free_idx);
@@ -258,6 +263,23 @@ static void conn_event(struct xrxe_evsrc *src, uint32_t events)
 	}
 }
 
+static void accept_pause(struct xrxe_ctrl *ctrl)
+{
+	struct epoll_event ev = { .events = 0, .data.ptr = &ctrl->ev };
+
+	epoll_ctl(ctrl->cfg.epfd, EPOLL_CTL_MOD, ctrl->ev.fd, &ev);
+	ctrl->accept_resume = xrxe_ctrli_now_ns() + ACCEPT_PAUSE_NS;
+	ctrl->st.accept_paused++;
+}
+
+static void accept_resume(struct xrxe_ctrl *ctrl)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &ctrl->ev };
+
+	ctrl->accept_resume = 0;
+	epoll_ctl(ctrl->cfg.epfd, EPOLL_CTL_MOD, ctrl->ev.fd, &ev);
+}
+
 static void accept_event(struct xrxe_evsrc *src, uint32_t events)
 {
 	struct xrxe_ctrl *ctrl = (struct xrxe_ctrl *)src;
@@ -272,18 +294,30 @@ static void accept_event(struct xrxe_evsrc *src, uint32_t events)
 
 		fd = accept4(ctrl->ev.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-				xrxe_warn("%s: accept: %s", ctrl->cfg.ifname, strerror(errno));
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				/* The pending connection stays queued and the
+				 * listening socket readable: retrying now would
+				 * spin. Stop listening for a while; connections
+				 * closing meanwhile free descriptors. */
+				accept_pause(ctrl);
+				xrxe_warn_rl("%s: accept: %s: not accepting for %llu ms",
+					     ctrl->cfg.ifname, strerror(errno),
+					     ACCEPT_PAUSE_NS / 1000000);
+			} else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+				xrxe_warn_rl("%s: accept: %s", ctrl->cfg.ifname, strerror(errno));
+			}
 			return;
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
-			xrxe_warn("%s: SO_PEERCRED: %s", ctrl->cfg.ifname, strerror(errno));
+			xrxe_warn_rl("%s: SO_PEERCRED: %s", ctrl->cfg.ifname, strerror(errno));
 			close(fd);
 			continue;
 		}
+		/* root keeps a quarter of the connection slots (quota.h) */
 		if (ctrl->st.conns >= MAX_CONNS) {
-			xrxe_warn("%s: refusing pid %d uid %u: %d connections already",
-				  ctrl->cfg.ifname, (int)cred.pid, (unsigned)cred.uid, MAX_CONNS);
+			xrxe_warn_rl("%s: refusing pid %d uid %u: %d connections already",
+				     ctrl->cfg.ifname, (int)cred.pid, (unsigned)cred.uid, MAX_CONNS);
 			ctrl->st.refused++;
 			close(fd);
 			continue;
@@ -293,6 +327,26 @@ static void accept_event(struct xrxe_evsrc *src, uint32_t events)
 			close(fd);
 			continue;
 		}
+		c->ctrl = ctrl;
+		c->uid = cred.uid;
+		if (xrxe_ctrli_charge(c, XRXE_Q_CONNS, 1)) {
+			xrxe_warn_rl("%s: refusing pid %d uid %u: over its connection quota",
+				     ctrl->cfg.ifname, (int)cred.pid, (unsigned)cred.uid);
+			ctrl->st.refused++;
+			close(fd);
+			free(c);
+			continue;
+		}
+		if (xrxe_ctrli_charge(c, XRXE_Q_FDS, 1)) {
+			xrxe_warn_rl("%s: refusing pid %d uid %u: over its descriptor quota",
+				     ctrl->cfg.ifname, (int)cred.pid, (unsigned)cred.uid);
+			xrxe_ctrli_release(c, XRXE_Q_CONNS, 1);
+			ctrl->st.refused++;
+			close(fd);
+			free(c);
+			continue;
+		}
+		c->hello_deadline = xrxe_ctrli_now_ns() + HELLO_TIMEOUT_NS;
 		c->ctrl = ctrl;
 		c->ev.fd = fd;
 		c->ev.fn = conn_event;
@@ -306,7 +360,9 @@ static void accept_event(struct xrxe_evsrc *src, uint32_t events)
 			c->gen_base = (uint16_t)(c->id * 0x9e37u);
 		ev = (struct epoll_event){ .events = EPOLLIN | EPOLLRDHUP, .data.ptr = &c->ev };
 		if (epoll_ctl(ctrl->cfg.epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			xrxe_warn("%s: epoll: %s", ctrl->cfg.ifname, strerror(errno));
+			xrxe_warn_rl("%s: epoll: %s", ctrl->cfg.ifname, strerror(errno));
+			xrxe_ctrli_release(c, XRXE_Q_FDS, 1);
+			xrxe_ctrli_release(c, XRXE_Q_CONNS, 1);
 			close(fd);
 			free(c);
 			continue;
@@ -317,8 +373,8 @@ static void accept_event(struct xrxe_evsrc *src, uint32_t events)
 		ctrl->conns = c;
 		ctrl->st.conns++;
 		ctrl->st.accepted++;
-		xrxe_info("conn %u: pid %d uid %u gid %u connected", c->id, (int)c->pid,
-			  (unsigned)c->uid, (unsigned)c->gid);
+		xrxe_info_rl("conn %u: pid %d uid %u gid %u connected", c->id, (int)c->pid,
+			     (unsigned)c->uid, (unsigned)c->gid);
 	}
 }
 
@@ -328,9 +384,14 @@ uint64_t xrxe_ctrl_next_deadline(const struct xrxe_ctrl *ctrl)
 
 	uint64_t cm = xrxe_ctrli_cm_deadline(ctrl);
 
-	for (const struct conn *c = ctrl->conns; c; c = c->next)
+	for (const struct conn *c = ctrl->conns; c; c = c->next) {
 		if (c->park_msg && c->park_retry < t)
 			t = c->park_retry;
+		if (!c->hello && !c->cm_open && c->hello_deadline < t)
+			t = c->hello_deadline;
+	}
+	if (ctrl->accept_resume && ctrl->accept_resume < t)
+		t = ctrl->accept_resume;
 	return cm < t ? cm : t;
 }
 
@@ -338,8 +399,15 @@ void xrxe_ctrl_tick(struct xrxe_ctrl *ctrl, uint64_t now)
 {
 	struct conn *c, *next;
 
+	if (ctrl->accept_resume && ctrl->accept_resume <= now)
+		accept_resume(ctrl);
 	for (c = ctrl->conns; c; c = next) {
 		next = c->next;
+		if (!c->hello && !c->cm_open && c->hello_deadline <= now) {
+			ctrl->st.hello_timeouts++;
+			conn_close(c, "no HELLO in time");
+			continue;
+		}
 		if (!c->park_msg || c->park_retry > now)
 			continue;
 		/* Run the parked request again; it replies (and unparks) once
@@ -386,6 +454,23 @@ void xrxe_ctrl_port_event(struct xrxe_ctrl *ctrl, enum ibv_event_type type)
 {
 	for (struct conn *c = ctrl->conns; c; c = c->next)
 		write_async(c, type, 1);
+}
+
+bool xrxe_ctrl_qp_visible(const struct xrxe_ctrl *ctrl, uint32_t qpn, uid_t uid)
+{
+	if (uid == 0)
+		return true;
+	for (const struct conn *c = ctrl->conns; c; c = c->next) {
+		if (c->uid != uid || !c->count[OBJ_QP])
+			continue;
+		for (uint32_t i = 0; i < c->nslots; i++) {
+			const struct obj *o = c->slots[i].obj;
+
+			if (o && o->type == OBJ_QP && ((const struct obj_qp *)o)->qpn == qpn)
+				return true;
+		}
+	}
+	return false;
 }
 
 void xrxe_ctrl_get_stats(const struct xrxe_ctrl *ctrl, struct xrxe_ctrl_stats *st)

@@ -906,6 +906,7 @@ int xrxe_ctrli_op_cm_query(struct conn *c, const void *req, int *fds, struct rep
 struct cm_report {
 	FILE *out;
 	bool json, first;
+	uid_t uid; /* 0: every ID; else only this user's */
 };
 
 static void addr_str(const struct xrxe_cm_addr *a, char *buf, size_t len)
@@ -925,6 +926,8 @@ static int report_id(void *arg, const struct xrxe_cm_id_info *in)
 	const char *ps = in->ps == RDMA_PS_TCP ? "tcp" : in->ps == RDMA_PS_UDP ? "udp"
 				 : in->ps == RDMA_PS_IB ? "ib" : "ipoib";
 
+	if (rp->uid && (!o || o->o.conn->uid != rp->uid))
+		return 0;
 	addr_str(&in->src, src, sizeof(src));
 	addr_str(&in->dst, dst, sizeof(dst));
 	if (rp->json) {
@@ -958,9 +961,9 @@ static void report_counter(void *arg, const char *name, uint64_t v)
 	rp->first = false;
 }
 
-void xrxe_ctrl_cm_report(struct xrxe_ctrl *ctrl, FILE *out, bool json)
+void xrxe_ctrl_cm_report(struct xrxe_ctrl *ctrl, FILE *out, bool json, uid_t uid)
 {
-	struct cm_report rp = { .out = out, .json = json, .first = true };
+	struct cm_report rp = { .out = out, .json = json, .first = true, .uid = uid };
 	struct xrxe_cm_stats st;
 
 	if (!ctrl->cm)

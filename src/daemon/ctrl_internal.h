@@ -108,6 +108,7 @@ struct conn {
 	gid_t gid;
 	bool hello;
 	bool cm_open; /* CM_OPEN seen: a librdmacm connection */
+	uint64_t hello_deadline; /* closed at this time unless hello or cm_open */
 	int memfd;    /* registered memory (HELLO fd 0) */
 	int async_fd; /* async event pipe (HELLO fd 1) */
 	struct slot *slots;
@@ -133,6 +134,7 @@ struct xrxe_ctrl {
 	unsigned next_id;
 	uint32_t ring_seq;
 	struct xrxe_ctrl_stats st;
+	uint64_t accept_resume; /* listening paused until then (0: listening) */
 	union msgbuf rx;
 	/* the connection manager (ctrl_cm.c) */
 	struct xrxe_cm *cm;
@@ -165,7 +167,7 @@ void xrxe_ctrli_reply_fd(struct reply *r, int fd, bool owned);
 
 /* Per-daemon and per-connection ceilings: one application must not be able
  * to exhaust the daemon's descriptors, mappings or memory for the others. */
-#define MAX_CONNS 1024
+#define MAX_CONNS XRXE_CTRL_MAX_CONNS
 #define MAX_OBJS_PER_CONN 65535            /* handle index <= 0xfffe: never XRXE_NO_HANDLE */
 #define MAX_RING_BYTES_PER_CONN (1ull << 30)
 /* Requests served per wake-up of one connection before the others (and the
@@ -176,6 +178,12 @@ void xrxe_ctrli_reply_fd(struct reply *r, int fd, bool owned);
  * kernel itself gives up after 3 probes 1 s apart). */
 #define RESOLVE_TIMEOUT_NS (1000ull * 1000 * 1000)
 #define RESOLVE_RETRY_NS (5ull * 1000 * 1000)
+/* A connection that has not said HELLO (or CM_OPEN) by then is closed: idle
+ * connections must not hold the daemon's connection slots. */
+#define HELLO_TIMEOUT_NS (5000ull * 1000 * 1000)
+/* accept() ran out of descriptors: stop listening this long (the socket is
+ * level-triggered, so retrying at once would spin). */
+#define ACCEPT_PAUSE_NS (100ull * 1000 * 1000)
 
 struct op_desc {
 	const char *name;
@@ -195,6 +203,13 @@ void xrxe_ctrli_count_adjust(struct xrxe_ctrl *ctrl, enum obj_type t, int d);
 int xrxe_ctrli_conn_ring(struct conn *c, const char *kind, uint32_t nslots, uint32_t elem,
 			 struct xrxe_shm *shm);
 void xrxe_ctrli_conn_ring_free(struct conn *c, struct xrxe_shm *shm);
+/* Map / unmap an MR window within the user's quota (mr_bytes, maps). */
+int xrxe_ctrli_mr_map(struct conn *c, uint64_t addr, uint64_t length, int writable,
+		      struct xrxe_mr_map *map);
+void xrxe_ctrli_mr_unmap(struct conn *c, struct xrxe_mr_map *map);
+/* Charge / release the user's quota (quota.h). */
+int xrxe_ctrli_charge(struct conn *c, enum xrxe_quota_res res, uint64_t n);
+void xrxe_ctrli_release(struct conn *c, enum xrxe_quota_res res, uint64_t n);
 /* Destroy one object (explicit DESTROY_* and connection teardown). */
 int xrxe_ctrli_destroy_obj(struct obj *o);
 

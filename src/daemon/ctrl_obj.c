@@ -71,16 +71,70 @@ struct obj *xrxe_ctrli_obj_lookup(struct conn *c, uint32_t handle, enum obj_type
 	return s->obj;
 }
 
-/* A zeroed object of size bytes with a handle reserved for it. */
+/* The quota each object type counts against; objects that hold a
+ * descriptor in the daemon also count against "fds". */
+static const int8_t obj_res[OBJ_TYPES] = {
+	[OBJ_NONE] = -1, [OBJ_PD] = XRXE_Q_PD, [OBJ_MR] = XRXE_Q_MR, [OBJ_CQ] = XRXE_Q_CQ,
+	[OBJ_QP] = XRXE_Q_QP, [OBJ_AH] = XRXE_Q_AH, [OBJ_CHANNEL] = XRXE_Q_CHANNEL,
+	[OBJ_SRQ] = XRXE_Q_SRQ, [OBJ_MW] = XRXE_Q_MW, [OBJ_CM_CHANNEL] = XRXE_Q_CM_CHANNEL,
+	[OBJ_CM_ID] = XRXE_Q_CM_ID,
+};
+
+static bool obj_holds_fd(enum obj_type t)
+{
+	return t == OBJ_CHANNEL || t == OBJ_CM_CHANNEL;
+}
+
+int xrxe_ctrli_charge(struct conn *c, enum xrxe_quota_res res, uint64_t n)
+{
+	if (!c->ctrl->cfg.quota)
+		return 0;
+	return xrxe_quota_charge(c->ctrl->cfg.quota, c->uid, res, n);
+}
+
+void xrxe_ctrli_release(struct conn *c, enum xrxe_quota_res res, uint64_t n)
+{
+	if (c->ctrl->cfg.quota)
+		xrxe_quota_release(c->ctrl->cfg.quota, c->uid, res, n);
+}
+
+static int obj_charge(struct conn *c, enum obj_type type)
+{
+	int err = xrxe_ctrli_charge(c, (enum xrxe_quota_res)obj_res[type], 1);
+
+	if (err || !obj_holds_fd(type))
+		return err;
+	err = xrxe_ctrli_charge(c, XRXE_Q_FDS, 1);
+	if (err)
+		xrxe_ctrli_release(c, (enum xrxe_quota_res)obj_res[type], 1);
+	return err;
+}
+
+static void obj_uncharge(struct conn *c, enum obj_type type)
+{
+	xrxe_ctrli_release(c, (enum xrxe_quota_res)obj_res[type], 1);
+	if (obj_holds_fd(type))
+		xrxe_ctrli_release(c, XRXE_Q_FDS, 1);
+}
+
+/* A zeroed object of size bytes with a handle reserved for it, within the
+ * connection's table and the user's quota. */
 void *xrxe_ctrli_obj_new(struct conn *c, enum obj_type type, size_t size, int *err)
 {
 	struct obj *o;
 	uint32_t idx;
 
+	if (type <= OBJ_NONE || type >= OBJ_TYPES) {
+		*err = -EINVAL;
+		return NULL;
+	}
 	if (c->nobjs >= MAX_OBJS_PER_CONN) {
 		*err = -ENOSPC;
 		return NULL;
 	}
+	*err = obj_charge(c, type);
+	if (*err)
+		return NULL;
 	if (c->nobjs == c->nslots) {
 		uint32_t n = c->nslots ? c->nslots * 2 : 16;
 		struct slot *s;
@@ -90,12 +144,14 @@ void *xrxe_ctrli_obj_new(struct conn *c, enum obj_type type, size_t size, int *e
 			n = MAX_OBJS_PER_CONN;
 		s = realloc(c->slots, n * sizeof(*s));
 		if (!s) {
+			obj_uncharge(c, type);
 			*err = -ENOMEM;
 			return NULL;
 		}
 		c->slots = s;
 		f = realloc(c->free_idx, n * sizeof(*f));
 		if (!f) {
+			obj_uncharge(c, type);
 			*err = -ENOMEM;
 			return NULL;
 		}
@@ -109,6 +165,7 @@ void *xrxe_ctrli_obj_new(struct conn *c, enum obj_type type, size_t size, int *e
 	}
 	o = calloc(1, size);
 	if (!o) {
+		obj_uncharge(c, type);
 		*err = -ENOMEM;
 		return NULL;
 	}
@@ -134,6 +191,7 @@ void xrxe_ctrli_obj_free(struct obj *o)
 	c->nobjs--;
 	c->free_idx[c->nslots - c->nobjs - 1] = idx;
 	c->count[o->type]--;
+	obj_uncharge(c, (enum obj_type)o->type);
 	free(o);
 }
 
@@ -159,20 +217,75 @@ int xrxe_ctrli_conn_ring(struct conn *c, const char *kind, uint32_t nslots, uint
 	char name[32];
 	int err;
 
-	if (c->ring_bytes + xrxe_ring_bytes(nslots, elem) > MAX_RING_BYTES_PER_CONN)
+	uint64_t bytes = xrxe_ring_bytes(nslots, elem);
+
+	if (c->ring_bytes + bytes > MAX_RING_BYTES_PER_CONN)
 		return -ENOMEM;
+	err = xrxe_ctrli_charge(c, XRXE_Q_RING_BYTES, bytes);
+	if (err)
+		return err;
+	err = xrxe_ctrli_charge(c, XRXE_Q_MAPS, 1);
+	if (err) {
+		xrxe_ctrli_release(c, XRXE_Q_RING_BYTES, bytes);
+		return err;
+	}
 	snprintf(name, sizeof(name), "xrxe-%s-%u", kind, ++c->ctrl->ring_seq);
 	err = xrxe_shm_ring_create(name, nslots, elem, shm);
-	if (!err)
-		c->ring_bytes += shm->size;
-	return err;
+	if (err) {
+		xrxe_ctrli_release(c, XRXE_Q_RING_BYTES, bytes);
+		xrxe_ctrli_release(c, XRXE_Q_MAPS, 1);
+		return err;
+	}
+	/* the quota counts what was asked; give back exactly that */
+	shm->quota_bytes = bytes;
+	c->ring_bytes += shm->size;
+	return 0;
 }
 
 /* Give back a ring of xrxe_ctrli_conn_ring (its bytes return to the budget). */
 void xrxe_ctrli_conn_ring_free(struct conn *c, struct xrxe_shm *shm)
 {
+	if (!shm->base)
+		return;
 	c->ring_bytes -= shm->size;
+	xrxe_ctrli_release(c, XRXE_Q_RING_BYTES, shm->quota_bytes);
+	xrxe_ctrli_release(c, XRXE_Q_MAPS, 1);
 	xrxe_shm_destroy(shm);
+	shm->base = NULL;
+	shm->fd = -1;
+}
+
+/* MR windows: the daemon maps every registered byte, so registered bytes
+ * and mappings are the user's to spend, not the daemon's address space. */
+int xrxe_ctrli_mr_map(struct conn *c, uint64_t addr, uint64_t length, int writable,
+		      struct xrxe_mr_map *map)
+{
+	int err = xrxe_ctrli_charge(c, XRXE_Q_MR_BYTES, length);
+
+	if (err)
+		return err;
+	err = xrxe_ctrli_charge(c, XRXE_Q_MAPS, 1);
+	if (err) {
+		xrxe_ctrli_release(c, XRXE_Q_MR_BYTES, length);
+		return err;
+	}
+	err = xrxe_shm_map_mr(c->memfd, addr, length, writable, map);
+	if (err) {
+		xrxe_ctrli_release(c, XRXE_Q_MR_BYTES, length);
+		xrxe_ctrli_release(c, XRXE_Q_MAPS, 1);
+		return err;
+	}
+	map->quota_bytes = length;
+	return 0;
+}
+
+void xrxe_ctrli_mr_unmap(struct conn *c, struct xrxe_mr_map *map)
+{
+	if (!map->base)
+		return;
+	xrxe_ctrli_release(c, XRXE_Q_MR_BYTES, map->quota_bytes);
+	xrxe_ctrli_release(c, XRXE_Q_MAPS, 1);
+	xrxe_shm_unmap_mr(map);
 }
 
 /* --- destroying objects (explicit DESTROY_* and connection teardown) ----- */
@@ -222,7 +335,7 @@ static int destroy_mr(struct obj_mr *m)
 	 * into SIGSEGV: keep the mapping if the core refused. */
 	if (err)
 		return err;
-	xrxe_shm_unmap_mr(&m->map);
+	xrxe_ctrli_mr_unmap(m->o.conn, &m->map);
 	xrxe_ctrli_count_adjust(c->ctrl, OBJ_MR, -1);
 	xrxe_ctrli_obj_free(&m->o);
 	return 0;

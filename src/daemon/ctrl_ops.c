@@ -176,9 +176,9 @@ int xrxe_ctrli_op_stats(struct conn *c, const void *req, int *fds, struct reply 
 	if (!out)
 		return -ENOMEM;
 	if (h->flags & XRXE_STATS_F_CM)
-		xrxe_ctrl_cm_report(ctrl, out, h->flags & XRXE_STATS_F_JSON);
+		xrxe_ctrl_cm_report(ctrl, out, h->flags & XRXE_STATS_F_JSON, c->uid);
 	else
-		ctrl->cfg.stats(ctrl->cfg.user, out, h->flags);
+		ctrl->cfg.stats(ctrl->cfg.user, out, h->flags, c->uid);
 	if (fclose(out)) {
 		free(text);
 		return -ENOMEM;
@@ -218,7 +218,7 @@ int xrxe_ctrli_op_cc(struct conn *c, const void *req, int *fds, struct reply *r)
 		memcpy(text, q->text, sizeof(text));
 		for (tok = strtok_r(text, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
 			if (xrxe_cc_param_parse(&p, tok, err, sizeof(err))) {
-				xrxe_info("%s: cc set refused: %s", c->ctrl->cfg.ifname, err);
+				xrxe_info_rl("%s: cc set refused: %s", c->ctrl->cfg.ifname, err);
 				return -EINVAL;
 			}
 		}

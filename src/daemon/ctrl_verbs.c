@@ -82,8 +82,8 @@ int xrxe_ctrli_op_hello(struct conn *c, const void *req, int *fds, struct reply 
 	if (c->hello)
 		return -EINVAL;
 	if (h->abi_version != XRXE_ABI_VERSION) {
-		xrxe_warn("conn %u: ABI version %u, daemon speaks %u", c->id, h->abi_version,
-			  XRXE_ABI_VERSION);
+		xrxe_warn_rl("conn %u: ABI version %u, daemon speaks %u", c->id, h->abi_version,
+			     XRXE_ABI_VERSION);
 		return -EPROTO;
 	}
 	err = xrxe_shm_check_memfd(fds[0]);
@@ -92,9 +92,16 @@ int xrxe_ctrli_op_hello(struct conn *c, const void *req, int *fds, struct reply 
 	err = pipe_writer_check(fds[1]);
 	if (err)
 		return err;
+	/* the doorbell, the memfd and the async pipe stay open */
+	err = xrxe_ctrli_charge(c, XRXE_Q_FDS, 3);
+	if (err)
+		return err;
 	db = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (db < 0)
-		return -errno;
+	if (db < 0) {
+		err = -errno;
+		xrxe_ctrli_release(c, XRXE_Q_FDS, 3);
+		return err;
+	}
 	c->db.fd = db;
 	c->db.fn = doorbell_event;
 	ev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = &c->db };
@@ -102,6 +109,7 @@ int xrxe_ctrli_op_hello(struct conn *c, const void *req, int *fds, struct reply 
 		err = -errno;
 		close(db);
 		c->db.fd = -1;
+		xrxe_ctrli_release(c, XRXE_Q_FDS, 3);
 		return err;
 	}
 	c->memfd = fds[0];
@@ -193,7 +201,7 @@ int xrxe_ctrli_op_reg_mr(struct conn *c, const void *req, int *fds, struct reply
 	mr = xrxe_ctrli_obj_new(c, OBJ_MR, sizeof(*mr), &err);
 	if (!mr)
 		return err;
-	err = xrxe_shm_map_mr(c->memfd, m->addr, m->length, (access & wr) != 0, &mr->map);
+	err = xrxe_ctrli_mr_map(c, m->addr, m->length, (access & wr) != 0, &mr->map);
 	if (err)
 		goto err_obj;
 	err = xrxe_tp_mr_reg(c->ctrl->cfg.tp, pd->pdn, mr->map.host, m->iova, m->length, access,
@@ -215,7 +223,7 @@ int xrxe_ctrli_op_reg_mr(struct conn *c, const void *req, int *fds, struct reply
 	return 0;
 
 err_unmap:
-	xrxe_shm_unmap_mr(&mr->map);
+	xrxe_ctrli_mr_unmap(c, &mr->map);
 err_obj:
 	xrxe_ctrli_obj_free(&mr->o);
 	return err;
@@ -255,7 +263,7 @@ int xrxe_ctrli_op_rereg_mr(struct conn *c, const void *req, int *fds, struct rep
 	if (trans && (!length || iova + length < iova))
 		return -EINVAL;
 	if (trans || acc) {
-		err = xrxe_shm_map_mr(c->memfd, addr, length, (access & wr) != 0, &map);
+		err = xrxe_ctrli_mr_map(c, addr, length, (access & wr) != 0, &map);
 		if (err)
 			return err;
 	}
@@ -266,11 +274,11 @@ int xrxe_ctrli_op_rereg_mr(struct conn *c, const void *req, int *fds, struct rep
 			       map.base ? map.host : mr->map.host, iova, length, access);
 	if (err) {
 		if (map.base)
-			xrxe_shm_unmap_mr(&map);
+			xrxe_ctrli_mr_unmap(c, &map);
 		return err;
 	}
 	if (map.base) {
-		xrxe_shm_unmap_mr(&mr->map);
+		xrxe_ctrli_mr_unmap(c, &mr->map);
 		mr->map = map;
 	}
 	mr->addr = addr;

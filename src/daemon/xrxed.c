@@ -110,6 +110,7 @@ static void usage(FILE *out)
 		"        XDP attach mode when attaching. Without it: native, and generic\n"
 		"        (skb) when the driver refuses native XDP (logged once; 'xrxe\n"
 		"        status' shows it). With it: exactly that mode, or an error.\n"
+		"        (drv and generic are accepted as synonyms, as in 'xrxe attach'.)\n"
 		"    -q, --queues N\n"
 		"        bind the first N RX queues only (default all).\n"
 		"    -k, --keep-xdp\n"
@@ -128,6 +129,16 @@ static void usage(FILE *out)
 		"        ACK Timeout: a resent packet lost again, or a lost last packet,\n"
 		"        draws no NAK. These retries leave retry_cnt alone. fixed: the\n"
 		"        Local ACK Timeout only, as rxe.\n"
+		"    -l, --limit NAME=VALUE\n"
+		"        per-user quota, repeatable: what each ordinary user (uid other\n"
+		"        than 0) may hold in this daemon. Ordinary users together get at\n"
+		"        most three quarters of each device table, descriptor and mapping\n"
+		"        budget; root is exempt and keeps the rest. A request beyond the\n"
+		"        user's limit fails with EDQUOT, beyond the shared pool with EAGAIN\n"
+		"        (counted under 'quota' in 'xrxe stats'). Byte values may end in\n"
+		"        k, M or G. NAME and default:\n");
+	xrxe_quota_help(out);
+	fprintf(out,
 		"    -r, --rt-priority PRIO\n"
 		"        run under SCHED_FIFO at PRIO (1-99) so that no normal task delays\n"
 		"        a frame, an ACK or a CNP: for hosts whose cores busy-polling\n"
@@ -179,6 +190,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		{ "queues", required_argument, NULL, 'q' },
 		{ "keep-xdp", no_argument, NULL, 'k' },
 		{ "cc", required_argument, NULL, 'c' },
+		{ "limit", required_argument, NULL, 'l' },
 		{ "rt-priority", required_argument, NULL, 'r' },
 		{ "rexmit", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -189,8 +201,18 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 
 	*o = (struct daemon_opts){ .mode = XRXE_STEER_MODE_NATIVE };
 	xrxe_tp_cc_defaults(&o->cc);
-	while ((c = getopt_long(argc, argv, "m:q:kc:r:vh", longopts, NULL)) != -1) {
+	xrxe_quota_defaults(&o->limits);
+	while ((c = getopt_long(argc, argv, "m:q:kc:l:r:vh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'l': {
+			char err[160];
+
+			if (xrxe_quota_parse(&o->limits, optarg, err, sizeof(err))) {
+				xrxe_err("%s", err);
+				return -EINVAL;
+			}
+			break;
+		}
 		case 'c': {
 			char err[160];
 
@@ -202,11 +224,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		}
 		case 'm':
 			o->mode_given = true;
-			if (!strcmp(optarg, "native")) {
-				o->mode = XRXE_STEER_MODE_NATIVE;
-			} else if (!strcmp(optarg, "skb")) {
-				o->mode = XRXE_STEER_MODE_SKB;
-			} else {
+			if (xrxe_steer_mode_parse(optarg, &o->mode)) {
 				xrxe_err("--mode: '%s' is not native or skb", optarg);
 				return -EINVAL;
 			}
@@ -296,11 +314,49 @@ static int epoll_add(int epfd, struct xrxe_evsrc *src)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, src->fd, &ev) ? -errno : 0;
 }
 
+/* What the device and the daemon have of each quota'd resource (quota.h
+ * gives ordinary users three quarters of it). */
+static int quota_setup(struct daemon *d)
+{
+	uint64_t cap[XRXE_Q_COUNT];
+	unsigned long long maps = 65530; /* the kernel's default vm.max_map_count */
+	struct rlimit rl = { 0 };
+	FILE *f;
+
+	f = fopen("/proc/sys/vm/max_map_count", "r");
+	if (f) {
+		if (fscanf(f, "%llu", &maps) != 1)
+			maps = 65530;
+		fclose(f);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		rl.rlim_cur = 1 << 20;
+	cap[XRXE_Q_CONNS] = XRXE_CTRL_MAX_CONNS;
+	cap[XRXE_Q_PD] = DEV_MAX_PD;
+	cap[XRXE_Q_MR] = DEV_MAX_MR;
+	cap[XRXE_Q_MW] = DEV_MAX_MR; /* the core has as many windows as regions */
+	cap[XRXE_Q_CQ] = DEV_MAX_CQ;
+	cap[XRXE_Q_QP] = DEV_MAX_QP;
+	cap[XRXE_Q_SRQ] = DEV_MAX_SRQ;
+	cap[XRXE_Q_AH] = DEV_MAX_AH;
+	cap[XRXE_Q_CHANNEL] = rl.rlim_cur;
+	cap[XRXE_Q_CM_CHANNEL] = rl.rlim_cur;
+	cap[XRXE_Q_CM_ID] = 65536;
+	/* address space: what all users may have mapped into the daemon */
+	cap[XRXE_Q_MR_BYTES] = 4ull << 40;
+	cap[XRXE_Q_RING_BYTES] = 16ull << 30;
+	cap[XRXE_Q_MAPS] = maps;
+	cap[XRXE_Q_FDS] = rl.rlim_cur;
+	return xrxe_quota_create(&d->opts.limits, cap, &d->quota);
+}
+
 static void daemon_teardown(struct daemon *d)
 {
 	/* Connections first: their QPs stop before the I/O they use goes. */
 	xrxe_ctrl_close(d->ctrl);
 	d->ctrl = NULL;
+	xrxe_quota_destroy(d->quota);
+	d->quota = NULL;
 	xrxe_nl_close(d->nl);
 	d->nl = NULL;
 	xrxe_devpage_destroy(d->dp);
@@ -555,7 +611,12 @@ static int daemon_setup(struct daemon *d)
 	if (err)
 		goto err_out;
 
+	err = quota_setup(d);
+	if (err)
+		goto err_out;
+
 	struct xrxe_ctrl_config ccfg = {
+		.quota = d->quota,
 		.ifname = d->opts.ifname,
 		.epfd = d->epfd,
 		.tp = d->tp,

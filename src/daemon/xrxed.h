@@ -15,6 +15,7 @@
 #include "daemon/devpage.h"
 #include "daemon/evsrc.h"
 #include "daemon/netlink.h"
+#include "daemon/quota.h"
 #include "daemon/steer.h"
 #include "daemon/xsk_io.h"
 #include "transport/transport.h"
@@ -86,6 +87,7 @@ struct daemon_opts {
 	int rt_priority; /* SCHED_FIFO priority, 0 = normal scheduling */
 	bool fixed_ack_timeout; /* --rexmit fixed */
 	struct xrxe_tp_cc_params cc; /* defaults + --cc name=value */
+	struct xrxe_quota_limits limits; /* defaults + --limit NAME=VALUE */
 };
 
 struct daemon_counters {
@@ -141,6 +143,7 @@ struct daemon {
 	struct xrxe_devpage *dp;
 	struct xrxe_nl *nl;
 	struct xrxe_ctrl *ctrl;
+	struct xrxe_quota *quota;
 
 	struct tx_slot tx_slots[TX_SLOTS];
 	struct tx_slot *tx_free;
@@ -162,7 +165,7 @@ unsigned xrxe_daemon_loop_drain(struct daemon *d);
 void xrxe_daemon_print_counters(const struct daemon *d);
 
 /* xrxed_stats.c: the report of XRXE_CTRL_STATS (struct xrxe_ctrl_config.stats) */
-void xrxe_daemon_stats(void *user, FILE *out, unsigned flags);
+void xrxe_daemon_stats(void *user, FILE *out, unsigned flags, uid_t uid);
 
 /* xrxed_loop.c */
 void xrxe_daemon_notify_systemd(const char *msg);

@@ -105,11 +105,17 @@ struct qp_emit {
 	FILE *out;
 	bool json;
 	unsigned n;
+	const struct xrxe_ctrl *ctrl;
+	uid_t uid; /* who asked: an ordinary user sees its own QPs only */
 };
 
 static int emit_qp(void *arg, const struct xrxe_tp_qp_info *q)
 {
 	struct qp_emit *e = arg;
+
+	if (!xrxe_ctrl_qp_visible(e->ctrl, q->qpn, e->uid))
+		return 0;
+
 	const char *fmt_json =
 		"%s{\"qpn\":%u,\"type\":\"%s\",\"state\":\"%s\",\"dest_qpn\":%u,\"sq_psn\":%u,"
 		"\"acked_psn\":%u,\"rq_psn\":%u,\"tx_packets\":%" PRIu64 ",\"rx_packets\":%" PRIu64
@@ -152,9 +158,9 @@ static int emit_qp(void *arg, const struct xrxe_tp_qp_info *q)
 	return 0;
 }
 
-static void stats_qps(struct daemon *d, FILE *out, bool json)
+static void stats_qps(struct daemon *d, FILE *out, bool json, uid_t uid)
 {
-	struct qp_emit e = { .out = out, .json = json };
+	struct qp_emit e = { .out = out, .json = json, .ctrl = d->ctrl, .uid = uid };
 
 	if (json)
 		fprintf(out, "{\"interface\":\"%s\",\"qps\":[", d->opts.ifname);
@@ -170,7 +176,7 @@ static void stats_qps(struct daemon *d, FILE *out, bool json)
 		fputs("]}\n", out);
 }
 
-void xrxe_daemon_stats(void *user, FILE *out, unsigned flags)
+void xrxe_daemon_stats(void *user, FILE *out, unsigned flags, uid_t uid)
 {
 	struct daemon *d = user;
 	bool json = flags & XRXE_STATS_F_JSON;
@@ -182,7 +188,7 @@ void xrxe_daemon_stats(void *user, FILE *out, unsigned flags)
 	char name[64];
 
 	if (flags & XRXE_STATS_F_QP) {
-		stats_qps(d, out, json);
+		stats_qps(d, out, json, uid);
 		return;
 	}
 	if (json)
@@ -314,6 +320,8 @@ void xrxe_daemon_stats(void *user, FILE *out, unsigned flags)
 	emit_u64(&e, "requests", cs.requests);
 	emit_u64(&e, "failed_requests", cs.failed_requests);
 	emit_u64(&e, "bad_requests", cs.bad_requests);
+	emit_u64(&e, "hello_timeouts", cs.hello_timeouts);
+	emit_u64(&e, "accept_paused", cs.accept_paused);
 	emit_u64(&e, "cq_events", cs.cq_events);
 	emit_u64(&e, "cq_event_drops", cs.cq_event_drops);
 	emit_u64(&e, "async_events", cs.async_events);
@@ -325,6 +333,33 @@ void xrxe_daemon_stats(void *user, FILE *out, unsigned flags)
 	emit_u64(&e, "ahs", cs.ahs);
 	emit_u64(&e, "channels", cs.channels);
 	emit_u64(&e, "srqs", cs.srqs);
+
+	/* Per-user quotas (quota.h): the limits, the pool all ordinary users
+	 * share, what they and root use now, refusals. */
+	if (d->quota) {
+		struct xrxe_quota_stat qs;
+
+		emit_section(&e, "limits");
+		for (int i = 0; i < XRXE_Q_COUNT; i++) {
+			xrxe_quota_get(d->quota, (enum xrxe_quota_res)i, &qs);
+			emit_u64(&e, xrxe_quota_name((enum xrxe_quota_res)i), qs.limit);
+		}
+		emit_section(&e, "quota");
+		emit_u64(&e, "users", xrxe_quota_users(d->quota));
+		for (int i = 0; i < XRXE_Q_COUNT; i++) {
+			const char *qn = xrxe_quota_name((enum xrxe_quota_res)i);
+
+			xrxe_quota_get(d->quota, (enum xrxe_quota_res)i, &qs);
+			snprintf(name, sizeof(name), "%s_pool", qn);
+			emit_u64(&e, name, qs.pool);
+			snprintf(name, sizeof(name), "%s_used", qn);
+			emit_u64(&e, name, qs.used);
+			snprintf(name, sizeof(name), "%s_root", qn);
+			emit_u64(&e, name, qs.root_used);
+			snprintf(name, sizeof(name), "%s_refused", qn);
+			emit_u64(&e, name, qs.refused);
+		}
+	}
 
 	xrxe_nl_get_stats(d->nl, &ns);
 	emit_section(&e, "netlink");
