@@ -76,9 +76,13 @@ static void conn_close(struct conn *c, const char *why)
 	}
 	if (leaked)
 		xrxe_err("conn %u: objects leaked at close", c->id);
-	xrxe_info_rl("conn %u (pid %d uid %u) closed (%s): %u requests; destroyed %u QP, %u AH, "
-		  "%u MR, %u CQ, %u channel, %u PD, %u SRQ, %u CM ID, %u CM channel%s",
-		  c->id, (int)c->pid, (unsigned)c->uid, why, (unsigned)c->requests,
+	/* One line per application (a STATS query or a connection that never
+	 * said HELLO: debug only); rate-limited, as anyone can connect. */
+	if (c->hello || c->cm_open)
+		xrxe_info_rl("conn %u (pid %d uid %u) closed (%s): %u requests; destroyed %u QP, "
+			     "%u AH, %u MR, %u CQ, %u channel, %u PD, %u SRQ, %u CM ID, "
+			     "%u CM channel%s",
+			     c->id, (int)c->pid, (unsigned)c->uid, why, (unsigned)c->requests,
 		  destroyed[OBJ_QP], destroyed[OBJ_AH], destroyed[OBJ_MR], destroyed[OBJ_CQ],
 		  destroyed[OBJ_CHANNEL], destroyed[OBJ_PD], destroyed[OBJ_SRQ], destroyed[OBJ_CM_ID],
 		  destroyed[OBJ_CM_CHANNEL],
@@ -373,8 +377,8 @@ static void accept_event(struct xrxe_evsrc *src, uint32_t events)
 		ctrl->conns = c;
 		ctrl->st.conns++;
 		ctrl->st.accepted++;
-		xrxe_info_rl("conn %u: pid %d uid %u gid %u connected", c->id, (int)c->pid,
-			     (unsigned)c->uid, (unsigned)c->gid);
+		xrxe_dbg("conn %u: pid %d uid %u gid %u connected", c->id, (int)c->pid,
+			 (unsigned)c->uid, (unsigned)c->gid);
 	}
 }
 

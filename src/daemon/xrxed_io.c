@@ -122,8 +122,9 @@ static int xrxe_daemon_tx_reserve(void *user, uint32_t len, struct xrxe_tp_txbuf
 	return 0;
 }
 
-/* Our own MAC as destination means the AV resolved to one of our GIDs
- * (netlink.c): such frames are looped back and never reach the wire. */
+/* Copy a frame for our own QPs into the loop queue, for xrxe_tp_rx on the
+ * next pass: frames to our own MAC (the AV resolved to one of our GIDs,
+ * netlink.c; they never reach the wire) and multicast frames (a copy). */
 static void loop_push(struct daemon *d, const struct xrxe_tx_frame *f)
 {
 	struct loopq *q = &d->loop;

@@ -3,8 +3,11 @@
  * Internals of the transport core shared by the files of src/transport/ and
  * nothing else. The split follows rxe's roles (transport.h header comment):
  * qp.c objects and state machine, req.c requester, resp.c responder, comp.c
- * completer, mr.c memory regions, cq.c completion queues, timer.c deadlines,
- * tx.c frame building, tp.c the device object, dispatch and polling.
+ * completer, rto.c adaptive retransmission, mr.c memory regions and keys,
+ * mw.c memory windows, cq.c completion queues, srq.c shared receive queues,
+ * mcast.c multicast groups, gsi.c QP1, cc.c dcqcn.c np.c pacer.c
+ * cc_params.c congestion control, timer.c deadlines, tx.c frame building,
+ * tp.c the device object, dispatch and polling.
  *
  * Everything a QP needs on the packet path is allocated when the QP is
  * created (private WQE copies, responder resources, the response queue), so

@@ -24,8 +24,12 @@
  * checks, IBA 10.3 / ref/rxe.md §2.11), req.c (requester: segmentation, PSNs,
  * window, rd_atomic slots, fences), resp.c (responder: PSN checks,
  * duplicates, RNR/NAKs, read responses, atomics), comp.c (completer:
- * ACK/NAK, timers, retry), mr.c (keys, bounds, access), cq.c (CQE
- * production, notify), timer.c (deadlines).
+ * ACK/NAK, timers, retry), rto.c (adaptive retransmission, loss recovery),
+ * mr.c (keys, bounds, access), mw.c (memory windows), cq.c (CQE production,
+ * notify), srq.c (shared receive queues), mcast.c (multicast groups), gsi.c
+ * (QP1 for the CM), cc.c / dcqcn.c / np.c / pacer.c / cc_params.c
+ * (congestion control), timer.c (deadlines), tx.c (frame building), tp.c
+ * (the device object, dispatch, polling).
  */
 #ifndef XRXE_TRANSPORT_H
 #define XRXE_TRANSPORT_H
@@ -122,7 +126,6 @@ struct xrxe_tp_config {
 };
 
 int xrxe_tp_create(const struct xrxe_tp_config *cfg, struct xrxe_tp **out);
-/* Congestion control (DCQCN) parameters: see "Congestion control" below. */
 /* Frees everything still allocated (QPs, CQs, MRs, PDs, AHs). */
 void xrxe_tp_destroy(struct xrxe_tp *tp);
 
