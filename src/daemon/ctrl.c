@@ -500,6 +500,52 @@ static bool socket_is_live(const char *path)
 	return ret == 0 || errno == EAGAIN; /* EAGAIN: alive, backlog full */
 }
 
+/* Our network namespace, and its marker name for the shims
+ * (abi.h XRXE_NETNS_MARKER). Without the marker the shims of this namespace
+ * do not list the device: logged, not fatal. */
+static void netns_marker(struct xrxe_ctrl *ctrl)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct stat st;
+	int n;
+
+	if (stat("/proc/self/ns/net", &st) == 0) {
+		ctrl->netns_dev = st.st_dev;
+		ctrl->netns_ino = st.st_ino;
+	}
+	n = snprintf(sun.sun_path + 1, sizeof(sun.sun_path) - 1, "%s%s", XRXE_NETNS_MARKER,
+		     ctrl->cfg.ifname);
+	ctrl->netns_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (ctrl->netns_fd < 0 ||
+	    bind(ctrl->netns_fd, (struct sockaddr *)&sun,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) < 0) {
+		/* EADDRINUSE: someone in our namespace holds it already, which
+		 * serves the shims as well */
+		if (errno != EADDRINUSE)
+			xrxe_warn("%s: namespace marker: %s (applications here will not list "
+				  "the device)", ctrl->cfg.ifname, strerror(errno));
+		if (ctrl->netns_fd >= 0)
+			close(ctrl->netns_fd);
+		ctrl->netns_fd = -1;
+	}
+}
+
+int xrxe_ctrli_netns_check(struct conn *c)
+{
+	char path[64];
+	struct stat st;
+
+	if (c->uid == 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)c->pid);
+	if (stat(path, &st) == 0 && st.st_dev == c->ctrl->netns_dev &&
+	    st.st_ino == c->ctrl->netns_ino)
+		return 0;
+	xrxe_warn_rl("conn %u: pid %d uid %u is in another network namespace: refused", c->id,
+		     (int)c->pid, (unsigned)c->uid);
+	return -EPERM;
+}
+
 int xrxe_ctrl_open(const struct xrxe_ctrl_config *cfg, struct xrxe_ctrl **out)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
@@ -513,6 +559,7 @@ int xrxe_ctrl_open(const struct xrxe_ctrl_config *cfg, struct xrxe_ctrl **out)
 		return -ENOMEM;
 	ctrl->cfg = *cfg;
 	ctrl->ev.fd = ctrl->lock_fd = -1;
+	ctrl->netns_fd = -1;
 	ctrl->ev.fn = accept_event;
 	err = xrxe_ctrl_sock_path(cfg->ifname, ctrl->path, sizeof(ctrl->path));
 	if (err) {
@@ -580,6 +627,7 @@ int xrxe_ctrl_open(const struct xrxe_ctrl_config *cfg, struct xrxe_ctrl **out)
 		xrxe_err("epoll: %s", strerror(errno));
 		goto err_unlink;
 	}
+	netns_marker(ctrl);
 	err = xrxe_ctrli_cm_open(ctrl);
 	if (err) {
 		xrxe_err("connection manager: %s", strerror(-err));
@@ -590,6 +638,8 @@ int xrxe_ctrl_open(const struct xrxe_ctrl_config *cfg, struct xrxe_ctrl **out)
 	return 0;
 
 err_unlink:
+	if (ctrl->netns_fd >= 0)
+		close(ctrl->netns_fd);
 	unlink(ctrl->path);
 err_sock:
 	close(ctrl->ev.fd);
@@ -611,6 +661,8 @@ void xrxe_ctrl_close(struct xrxe_ctrl *ctrl)
 	xrxe_ctrli_cm_close(ctrl);
 	epoll_ctl(ctrl->cfg.epfd, EPOLL_CTL_DEL, ctrl->ev.fd, NULL);
 	close(ctrl->ev.fd);
+	if (ctrl->netns_fd >= 0)
+		close(ctrl->netns_fd);
 	unlink(ctrl->path);
 	/* Remove the lock while still holding it. A daemon that opened the old
 	 * file a moment ago may still lock the unlinked inode after us, and a

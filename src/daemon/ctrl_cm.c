@@ -467,6 +467,8 @@ int xrxe_ctrli_op_cm_open(struct conn *c, const void *req, int *fds, struct repl
 		return -EPROTO;
 	if (!c->ctrl->cm)
 		return -ENODEV;
+	if (xrxe_ctrli_netns_check(c))
+		return -EPERM;
 	c->cm_open = true;
 	rep->abi_version = XRXE_ABI_VERSION;
 	xrxe_ctrli_reply_len(r, sizeof(*rep));

@@ -130,6 +130,9 @@ struct xrxe_ctrl {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char lock_path[sizeof(((struct sockaddr_un *)0)->sun_path) + 8];
 	int lock_fd;
+	int netns_fd;     /* XRXE_NETNS_MARKER name held (-1: could not) */
+	dev_t netns_dev;  /* our network namespace (stat of /proc/self/ns/net) */
+	ino_t netns_ino;
 	struct conn *conns;
 	unsigned next_id;
 	uint32_t ring_seq;
@@ -210,6 +213,10 @@ void xrxe_ctrli_mr_unmap(struct conn *c, struct xrxe_mr_map *map);
 /* Charge / release the user's quota (quota.h). */
 int xrxe_ctrli_charge(struct conn *c, enum xrxe_quota_res res, uint64_t n);
 void xrxe_ctrli_release(struct conn *c, enum xrxe_quota_res res, uint64_t n);
+/* 0 when the peer of c lives in the daemon's network namespace, or is
+ * root; else -EPERM (HELLO and CM_OPEN refuse it: a device belongs to its
+ * interface's namespace). */
+int xrxe_ctrli_netns_check(struct conn *c);
 /* Destroy one object (explicit DESTROY_* and connection teardown). */
 int xrxe_ctrli_destroy_obj(struct obj *o);
 

@@ -86,6 +86,9 @@ int xrxe_ctrli_op_hello(struct conn *c, const void *req, int *fds, struct reply 
 			     XRXE_ABI_VERSION);
 		return -EPROTO;
 	}
+	err = xrxe_ctrli_netns_check(c);
+	if (err)
+		return err;
 	err = xrxe_shm_check_memfd(fds[0]);
 	if (err)
 		return err;

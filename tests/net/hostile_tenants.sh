@@ -14,6 +14,10 @@
 #  (d) per-QP statistics: the attacker's `xrxe qp` shows none of the
 #      victim's QPs, root's shows them;
 #  (e) a hugetlbfs memfd in HELLO is refused (its pages can vanish: SIGBUS);
+#  (g) network namespaces: from the other namespace the attacker's shim does
+#      not list the device and the daemon refuses its HELLO; in the daemon's
+#      namespace an ordinary user's shim lists it (the filter neither fails
+#      open nor closed for non-root);
 #  (f) root exhausting the daemon's descriptors (RLIMIT_NOFILE 128): accept()
 #      hits EMFILE, the daemon pauses listening instead of spinning, and
 #      serves new clients once descriptors are free again.
@@ -29,6 +33,7 @@ source "$XRXE_ROOT/tests/lib/netns.sh"
 
 BUILD=${BUILD:-build}
 XRXED=${XRXED:-$XRXE_ROOT/$BUILD/bin/xrxed}
+XRXE=${XRXE:-$XRXE_ROOT/$BUILD/bin/xrxe}
 CLIENT=${CLIENT:-$XRXE_ROOT/$BUILD/tests/net/ctrl_client}
 for bin in "$XRXED" "$CLIENT"; do
 	if [ ! -x "$bin" ]; then
@@ -215,6 +220,28 @@ case $out in
 *"errno SKIP"*) tap_skip "HELLO with a hugetlbfs memfd" "no hugetlbfs memfd here (${out#errno SKIP-})" ;;
 *) tap_fail "HELLO with a hugetlbfs memfd is refused (got: $out)" ;;
 esac
+
+# --- (g) network namespaces -------------------------------------------------------
+out=$(as "$ATTACKER" "$NS_B" "$CLIENT" gids "$IF_A" 2>&1)
+if grep -q "not permitted" <<<"$out"; then
+	tap_ok "HELLO from another network namespace is refused (EPERM)"
+else
+	tap_fail "HELLO from another network namespace is refused (EPERM)"
+	tap_diag "$out"
+fi
+if command -v ibv_devices >/dev/null; then
+	here=$(as "$ATTACKER" "$NS_A" "$XRXE" run -- ibv_devices 2>&1)
+	there=$(as "$ATTACKER" "$NS_B" "$XRXE" run -- ibv_devices 2>&1)
+	if grep -q "xrxe_$IF_A" <<<"$here" && ! grep -q "xrxe_$IF_A" <<<"$there"; then
+		tap_ok "an ordinary user's shim lists the device in its namespace only"
+	else
+		tap_fail "an ordinary user's shim lists the device in its namespace only"
+		tap_diag "in $NS_A: $here"
+		tap_diag "in $NS_B: $there"
+	fi
+else
+	tap_skip "shim namespace filter for an ordinary user" "ibv_devices is not installed"
+fi
 
 # --- budgets and log ---------------------------------------------------------------
 fds=$(ls "/proc/$DPID/fd" 2>/dev/null | wc -l)
