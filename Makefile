@@ -175,6 +175,15 @@ $(BUILD)/tests/fuzz/fuzz_transport_rx: tests/fuzz/fuzz_transport_rx.c $(WIRE_SRC
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_FLAGS) -Itests/unit -o $@ $< $(WIRE_SRCS) $(UTIL_SRCS) $(FUZZ_TP_SRCS) -lisal
 
+# The control socket (fuzz_ctrl): the daemon's control side without its
+# AF_XDP I/O, over a real transport core, CM and rtnetlink.
+FUZZ_CTRL_SRCS := $(filter-out src/daemon/steer.c src/daemon/xsk_io.c src/daemon/bpf_log.c \
+	src/daemon/netdev.c src/daemon/xrxed%,$(DAEMON_SRCS)) $(TRANSPORT_SRCS) $(CM_SRCS)
+$(BUILD)/tests/fuzz/fuzz_ctrl: tests/fuzz/fuzz_ctrl.c $(WIRE_SRCS) $(UTIL_SRCS) $(FUZZ_CTRL_SRCS) \
+		include/xrxe/*.h src/daemon/*.h src/transport/*.h src/cm/*.h
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(WIRE_SRCS) $(UTIL_SRCS) $(FUZZ_CTRL_SRCS) -lisal -lmnl
+
 TEST_BINS := $(UNIT_BINS) $(NET_BINS) $(VERBS_TEST_BINS) $(FUZZ_BINS)
 
 # --- Top-level targets -------------------------------------------------------
