@@ -81,13 +81,16 @@ void xrxe_ctrl_cm_report(struct xrxe_ctrl *ctrl, FILE *out, bool json, uid_t uid
  * QPs of its own connections: QPNs and PSNs are what a forged packet needs. */
 bool xrxe_ctrl_qp_visible(const struct xrxe_ctrl *ctrl, uint32_t qpn, uid_t uid);
 
+/* Shown by `xrxe stats` through one table (xrxed_stats.c CTRL_STATS): a
+ * field added here and not there fails the build. No padding: the table's
+ * check sums the field sizes. */
 struct xrxe_ctrl_stats {
-	uint32_t conns;
 	uint64_t accepted, closed, refused;
 	uint64_t hello_timeouts; /* closed: no HELLO or CM_OPEN in time */
 	uint64_t accept_paused;  /* accept() hit EMFILE/ENFILE: listening paused */
 	uint64_t requests, failed_requests, bad_requests; /* bad: malformed or bad handle */
 	uint64_t cq_events, cq_event_drops, async_events, async_drops;
+	uint32_t conns;
 	uint32_t pds, mrs, cqs, qps, ahs, channels, srqs; /* live objects, all connections */
 };
 void xrxe_ctrl_get_stats(const struct xrxe_ctrl *ctrl, struct xrxe_ctrl_stats *st);

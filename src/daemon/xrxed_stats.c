@@ -76,6 +76,56 @@ static void emit_str(struct emit *e, const char *name, const char *v)
 	e->first_key = false;
 }
 
+/* Counter tables ({name, offset, size}, rxe_hw_counters.c's idea): one list
+ * per struct drives the report, and the size check below fails the build
+ * when a field of the struct is missing from its list or listed twice. */
+struct counter {
+	const char *name;
+	size_t off;
+	uint8_t size;
+};
+#define COUNTER(type, f) { #f, offsetof(type, f), sizeof(((type *)0)->f) },
+#define COUNTER_SIZE(type, f) +sizeof(((type *)0)->f)
+
+#define TP_STATS(X, T)                                                                         \
+	X(T, rx_packets) X(T, tx_packets) X(T, rx_drop_no_qp) X(T, rx_drop_bad_state)          \
+	X(T, rx_drop_bad_pkey) X(T, rx_drop_bad_qkey) X(T, rx_drop_bad_opcode)                 \
+	X(T, rx_drop_bad_av) X(T, rx_drop_no_mcast) X(T, gsi_rx) X(T, gsi_tx)                  \
+	X(T, rx_drop_gsi) X(T, tx_no_buffer) X(T, qps) X(T, cqs) X(T, mrs) X(T, pds)           \
+	X(T, ahs) X(T, srqs) X(T, mcast_grps) X(T, mws) X(T, cnp_sent) X(T, cnp_rcvd)          \
+	X(T, ecn_ce_qp) X(T, cnp_rcvd_no_qp) X(T, cnp_suppressed) X(T, paced)
+static const struct counter tp_counters[] = { TP_STATS(COUNTER, struct xrxe_tp_stats) };
+_Static_assert(0 TP_STATS(COUNTER_SIZE, struct xrxe_tp_stats) == sizeof(struct xrxe_tp_stats),
+	       "tp_counters must list every field of struct xrxe_tp_stats once");
+
+#define CTRL_STATS(X, T)                                                                       \
+	X(T, conns) X(T, accepted) X(T, closed) X(T, refused) X(T, hello_timeouts)             \
+	X(T, accept_paused) X(T, requests) X(T, failed_requests) X(T, bad_requests)            \
+	X(T, cq_events) X(T, cq_event_drops) X(T, async_events) X(T, async_drops) X(T, pds)    \
+	X(T, mrs) X(T, cqs) X(T, qps) X(T, ahs) X(T, channels) X(T, srqs)
+static const struct counter ctrl_counters[] = { CTRL_STATS(COUNTER, struct xrxe_ctrl_stats) };
+_Static_assert(0 CTRL_STATS(COUNTER_SIZE, struct xrxe_ctrl_stats) ==
+		       sizeof(struct xrxe_ctrl_stats),
+	       "ctrl_counters must list every field of struct xrxe_ctrl_stats once");
+
+static void emit_table(struct emit *e, const struct counter *t, size_t n, const void *base)
+{
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *p = (const uint8_t *)base + t[i].off;
+		uint64_t v;
+
+		if (t[i].size == 8) {
+			memcpy(&v, p, 8);
+		} else {
+			uint32_t v32;
+
+			memcpy(&v32, p, 4);
+			v = v32;
+		}
+		emit_u64(e, t[i].name, v);
+	}
+}
+
 static const char *qp_type_name(enum ibv_qp_type t)
 {
 	switch (t) {
@@ -273,26 +323,7 @@ void xrxe_daemon_stats(void *user, FILE *out, unsigned flags, uid_t uid)
 
 	xrxe_tp_get_stats(d->tp, &tps);
 	emit_section(&e, "transport");
-	emit_u64(&e, "rx_packets", tps.rx_packets);
-	emit_u64(&e, "tx_packets", tps.tx_packets);
-	emit_u64(&e, "rx_drop_no_qp", tps.rx_drop_no_qp);
-	emit_u64(&e, "rx_drop_bad_state", tps.rx_drop_bad_state);
-	emit_u64(&e, "rx_drop_bad_pkey", tps.rx_drop_bad_pkey);
-	emit_u64(&e, "rx_drop_bad_qkey", tps.rx_drop_bad_qkey);
-	emit_u64(&e, "rx_drop_bad_opcode", tps.rx_drop_bad_opcode);
-	emit_u64(&e, "rx_drop_bad_av", tps.rx_drop_bad_av);
-	emit_u64(&e, "rx_drop_no_mcast", tps.rx_drop_no_mcast);
-	emit_u64(&e, "gsi_rx", tps.gsi_rx);
-	emit_u64(&e, "gsi_tx", tps.gsi_tx);
-	emit_u64(&e, "rx_drop_gsi", tps.rx_drop_gsi);
-	emit_u64(&e, "tx_no_buffer", tps.tx_no_buffer);
-	emit_u64(&e, "qps", tps.qps);
-	emit_u64(&e, "cqs", tps.cqs);
-	emit_u64(&e, "mrs", tps.mrs);
-	emit_u64(&e, "pds", tps.pds);
-	emit_u64(&e, "ahs", tps.ahs);
-	emit_u64(&e, "srqs", tps.srqs);
-	emit_u64(&e, "mcast_grps", tps.mcast_grps);
+	emit_table(&e, tp_counters, sizeof(tp_counters) / sizeof(tp_counters[0]), &tps);
 
 	/* congestion control: ecn_ce_rx is the daemon's count of every CE
 	 * frame received (the XDP program's ecn_ce counts the same frames);
@@ -313,26 +344,7 @@ void xrxe_daemon_stats(void *user, FILE *out, unsigned flags, uid_t uid)
 
 	xrxe_ctrl_get_stats(d->ctrl, &cs);
 	emit_section(&e, "ctrl");
-	emit_u64(&e, "conns", cs.conns);
-	emit_u64(&e, "accepted", cs.accepted);
-	emit_u64(&e, "closed", cs.closed);
-	emit_u64(&e, "refused", cs.refused);
-	emit_u64(&e, "requests", cs.requests);
-	emit_u64(&e, "failed_requests", cs.failed_requests);
-	emit_u64(&e, "bad_requests", cs.bad_requests);
-	emit_u64(&e, "hello_timeouts", cs.hello_timeouts);
-	emit_u64(&e, "accept_paused", cs.accept_paused);
-	emit_u64(&e, "cq_events", cs.cq_events);
-	emit_u64(&e, "cq_event_drops", cs.cq_event_drops);
-	emit_u64(&e, "async_events", cs.async_events);
-	emit_u64(&e, "async_drops", cs.async_drops);
-	emit_u64(&e, "pds", cs.pds);
-	emit_u64(&e, "mrs", cs.mrs);
-	emit_u64(&e, "cqs", cs.cqs);
-	emit_u64(&e, "qps", cs.qps);
-	emit_u64(&e, "ahs", cs.ahs);
-	emit_u64(&e, "channels", cs.channels);
-	emit_u64(&e, "srqs", cs.srqs);
+	emit_table(&e, ctrl_counters, sizeof(ctrl_counters) / sizeof(ctrl_counters[0]), &cs);
 
 	/* Per-user quotas (quota.h): the limits, the pool all ordinary users
 	 * share, what they and root use now, refusals. */
