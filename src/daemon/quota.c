@@ -36,7 +36,7 @@ static const struct {
 	[XRXE_Q_MR_BYTES] = { "mr_bytes", 16 * GiB, "registered bytes (mapped by the daemon)" },
 	[XRXE_Q_RING_BYTES] = { "ring_bytes", 256 * MiB, "bytes of queue rings" },
 	[XRXE_Q_MAPS] = { "maps", 4096, "daemon mappings (one per MR and per ring)" },
-	[XRXE_Q_FDS] = { "fds", 512, "daemon descriptors (sockets, pipes, memfds, eventfds)" },
+	[XRXE_Q_FDS] = { "fds", 512, "daemon descriptors (sockets, pipes, memfds)" },
 };
 
 struct quota_user {
@@ -100,7 +100,7 @@ int xrxe_quota_parse(struct xrxe_quota_limits *l, const char *arg, char *err, si
 void xrxe_quota_help(FILE *out)
 {
 	for (int i = 0; i < XRXE_Q_COUNT; i++)
-		fprintf(out, "      %-12s %12" PRIu64 "  %s\n", res_table[i].name, res_table[i].def,
+		fprintf(out, "        %-11s %11" PRIu64 "  %s\n", res_table[i].name, res_table[i].def,
 			res_table[i].what);
 }
 
