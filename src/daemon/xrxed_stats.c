@@ -194,10 +194,12 @@ static int emit_qp(void *arg, const struct xrxe_tp_qp_info *q)
 	 * 10-bit fixed point it is kept in) */
 	if (e->json)
 		fprintf(e->out,
-			",\"cc\":{\"rate_mbps\":%.3f,\"target_mbps\":%.3f,\"alpha\":%.4f,"
+			",\"cc\":{\"rate_mbps\":%.3f,\"target_mbps\":%.3f,\"min_rate_mbps\":%.3f,"
+			"\"alpha\":%.4f,"
 			"\"alpha_fp\":%u,\"limited\":%s,\"cnps_sent\":%" PRIu64
 			",\"cnps_handled\":%" PRIu64 ",\"ecn_marked\":%" PRIu64 "}}",
-			q->cc_rate_bps / 1e6, q->cc_target_bps / 1e6, q->cc_alpha / 1024.0,
+			q->cc_rate_bps / 1e6, q->cc_target_bps / 1e6, q->cc_rate_min_bps / 1e6,
+			q->cc_alpha / 1024.0,
 			q->cc_alpha, q->cc_limited ? "true" : "false", q->cnps_sent,
 			q->cnps_handled, q->ecn_marked);
 	else

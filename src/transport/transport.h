@@ -304,6 +304,7 @@ struct xrxe_tp_qp_info {
 	uint64_t srtt_ns;          /* smoothed round trip (0: no sample yet) */
 	/* Congestion control (DCQCN reaction and notification point) */
 	uint64_t cc_rate_bps, cc_target_bps; /* current / target rate */
+	uint64_t cc_rate_min_bps; /* lowest rate a cut left it at (line rate: never cut) */
 	uint32_t cc_alpha;                   /* 10-bit fixed point, 1023 ~ 1.0 */
 	bool cc_limited;                     /* paced (got a CNP, not yet back at line rate) */
 	uint64_t cnps_sent, cnps_handled, ecn_marked;

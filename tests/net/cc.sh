@@ -226,8 +226,10 @@ for line in open(sys.argv[1]):
         cc = q["cc"]
         if cc["cnps_handled"] >= cnps:
             cnps, qpn = cc["cnps_handled"], q["qpn"]
-        if cc["cnps_handled"] and (lo is None or cc["rate_mbps"] < lo):
-            lo = cc["rate_mbps"]
+        # the lowest rate a cut left it at (a sample every 100 ms would
+        # miss the trough: recovery takes milliseconds)
+        if cc["cnps_handled"] and (lo is None or cc["min_rate_mbps"] < lo):
+            lo = cc["min_rate_mbps"]
 print(lo if lo is not None else -1, cnps, qpn)
 EOF
 )"
