@@ -177,7 +177,7 @@ static void channel_send(struct obj_cm_channel *ch, const struct xrxe_cm_event_m
 		if (ch->qcap >= XRXE_CM_CHANNEL_BACKLOG ||
 		    !(q = malloc((size_t)n * sizeof(*q)))) {
 			ctrl->cm_event_drops++;
-			xrxe_warn("conn %u: CM event channel %#x overrun: event %u dropped",
+			xrxe_warn_rl("conn %u: CM event channel %#x overrun: event %u dropped",
 				  ch->o.conn->id, ch->o.handle, ev->event);
 			return;
 		}
