@@ -6,6 +6,7 @@
 #   make test       every suite (unit, net, interop, fuzz smoke); one summary line at the end
 #   make demo       two namespaces, XDP steering and the I/O layer, live
 #   make bench      benchmarks, printed as a table
+#   make fuzz       the libFuzzer targets, FUZZ_SECONDS each (default 600)
 #   make bench-cc   congestion-control experiments (tests/cc/), CC off and on; plots in docs/cc/
 #   make bench-loss goodput under random loss (tests/bench/loss.sh), ratio to 0 % loss
 #   make install    install into $(DESTDIR)$(PREFIX)
@@ -166,11 +167,28 @@ $(BUILD)/tests/fuzz/%: tests/fuzz/%.c $(WIRE_SRCS) $(UTIL_SRCS) $(FUZZ_CM_SRCS) 
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(WIRE_SRCS) $(UTIL_SRCS) $(FUZZ_CM_SRCS) -lisal
 
+# The transport's receive path with live QPs: the core and the unit tests'
+# two-endpoint harness (tests/unit/tp_harness.c).
+FUZZ_TP_SRCS := $(TRANSPORT_SRCS) tests/unit/tp_harness.c
+$(BUILD)/tests/fuzz/fuzz_transport_rx: tests/fuzz/fuzz_transport_rx.c $(WIRE_SRCS) $(UTIL_SRCS) \
+		$(FUZZ_TP_SRCS) include/xrxe/*.h src/transport/*.h tests/unit/tp_harness.h
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_FLAGS) -Itests/unit -o $@ $< $(WIRE_SRCS) $(UTIL_SRCS) $(FUZZ_TP_SRCS) -lisal
+
+# The control socket (fuzz_ctrl): the daemon's control side without its
+# AF_XDP I/O, over a real transport core, CM and rtnetlink.
+FUZZ_CTRL_SRCS := $(filter-out src/daemon/steer.c src/daemon/xsk_io.c src/daemon/bpf_log.c \
+	src/daemon/netdev.c src/daemon/xrxed%,$(DAEMON_SRCS)) $(TRANSPORT_SRCS) $(CM_SRCS)
+$(BUILD)/tests/fuzz/fuzz_ctrl: tests/fuzz/fuzz_ctrl.c $(WIRE_SRCS) $(UTIL_SRCS) $(FUZZ_CTRL_SRCS) \
+		include/xrxe/*.h src/daemon/*.h src/transport/*.h src/cm/*.h
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(WIRE_SRCS) $(UTIL_SRCS) $(FUZZ_CTRL_SRCS) -lisal -lmnl
+
 TEST_BINS := $(UNIT_BINS) $(NET_BINS) $(VERBS_TEST_BINS) $(FUZZ_BINS)
 
 # --- Top-level targets -------------------------------------------------------
 .PHONY: all deps check-deps unit-tests test test-unit test-net test-interop test-fuzz demo bench bench-cc bench-loss install clean
-.PHONY: man deb test-deb
+.PHONY: man deb test-deb fuzz
 .DEFAULT_GOAL := all
 
 all: $(BPF_OBJS) $(BPF_SKELS) $(BINS) $(LIB_WIRE)
@@ -199,6 +217,12 @@ SUITE_TARGETS := test-unit test-net test-interop test-fuzz
 $(SUITE_TARGETS): check-deps
 	@$(MAKE) --no-print-directory tests
 	@BUILD=$(BUILD) tests/run.sh $(@:test-%=%)
+
+# Every libFuzzer target for FUZZ_SECONDS each (default 600), one after the
+# other; make test runs them for 20 s each (tests/run.sh "fuzz").
+fuzz: check-deps
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+	@FUZZ_SECONDS=$(or $(FUZZ_SECONDS),600) BUILD=$(BUILD) tests/run.sh fuzz
 
 demo: check-deps
 	@$(MAKE) --no-print-directory all $(NET_BINS)

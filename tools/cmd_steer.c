@@ -81,11 +81,7 @@ static int run_attach(int argc, char **argv)
 	while ((c = xrxe_cli_getopt(cmd, argc, argv, "m:p:P:", longopts)) != -1) {
 		switch (c) {
 		case 'm':
-			if (!strcmp(optarg, "native") || !strcmp(optarg, "drv"))
-				mode = XRXE_STEER_MODE_NATIVE;
-			else if (!strcmp(optarg, "skb") || !strcmp(optarg, "generic"))
-				mode = XRXE_STEER_MODE_SKB;
-			else
+			if (xrxe_steer_mode_parse(optarg, &mode))
 				return xrxe_cli_usage(cmd, "--mode is native or skb, not '%s'", optarg);
 			break;
 		case 'p':

@@ -36,6 +36,12 @@
  * another network namespace (XRXE_ALL_NETNS=1 keeps them), and honours an
  * XRXE_RUN_DIR environment variable for tests (the daemon does not). */
 #define XRXE_RUN_DIR "/run/xrxe"
+/* The daemon's network-namespace marker: an abstract AF_UNIX name
+ * ("\0" XRXE_NETNS_MARKER IFACE) it holds in its own network namespace,
+ * where abstract names live. The shim lists a daemon only when that name is
+ * taken in the caller's namespace (src/verbs/device.c), which any user can
+ * test; the daemon itself refuses HELLO / CM_OPEN from another namespace. */
+#define XRXE_NETNS_MARKER "xrxe-netns/"
 #define XRXE_CTRL_SOCK_SUFFIX ".sock"
 /* Verbs device name for the daemon of IFACE: "xrxe_IFACE". */
 #define XRXE_DEV_PREFIX "xrxe_"

@@ -19,11 +19,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <infiniband/verbs.h>
 
 #include "daemon/devpage.h"
 #include "daemon/netlink.h"
+#include "daemon/quota.h"
 #include "transport/transport.h"
 
 struct xrxe_ctrl;
@@ -37,8 +39,12 @@ struct xrxe_ctrl_config {
 	uint32_t max_cq; /* CQs of all connections together (the core has no limit) */
 	uint32_t max_srq; /* SRQs of all connections together (0: no limit) */
 	bool cm_selective_repeat; /* the CM offers/accepts selective repeat (ECE) */
-	/* STATS: write the report (abi.h XRXE_STATS_F_* flags) to out. */
-	void (*stats)(void *user, FILE *out, unsigned flags);
+	/* Per-user quotas (quota.h), created and destroyed by the caller. */
+	struct xrxe_quota *quota;
+	/* STATS: write the report (abi.h XRXE_STATS_F_* flags) to out for the
+	 * user uid (the per-QP report shows an ordinary user its own QPs only,
+	 * xrxe_ctrl_qp_visible). */
+	void (*stats)(void *user, FILE *out, unsigned flags, uid_t uid);
 	void *user;
 };
 
@@ -66,13 +72,26 @@ void xrxe_ctrl_port_event(struct xrxe_ctrl *ctrl, enum ibv_event_type type);
  * `xrxe cm`'s report of IDs and counters. */
 void xrxe_ctrl_cm_rx(struct xrxe_ctrl *ctrl, const struct xrxe_pkt *pkt, uint64_t now);
 void xrxe_ctrl_cm_device_removal(struct xrxe_ctrl *ctrl);
-void xrxe_ctrl_cm_report(struct xrxe_ctrl *ctrl, FILE *out, bool json);
+/* An ordinary uid sees the counters and its own IDs only. */
+void xrxe_ctrl_cm_report(struct xrxe_ctrl *ctrl, FILE *out, bool json, uid_t uid);
 
+/* Connections of all users together (root keeps a quarter, quota.h). */
+#define XRXE_CTRL_MAX_CONNS 1024
+
+/* May uid see QP qpn in `xrxe qp`? Root sees every QP, an ordinary user the
+ * QPs of its own connections: QPNs and PSNs are what a forged packet needs. */
+bool xrxe_ctrl_qp_visible(const struct xrxe_ctrl *ctrl, uint32_t qpn, uid_t uid);
+
+/* Shown by `xrxe stats` through one table (xrxed_stats.c CTRL_STATS): a
+ * field added here and not there fails the build. No padding: the table's
+ * check sums the field sizes. */
 struct xrxe_ctrl_stats {
-	uint32_t conns;
 	uint64_t accepted, closed, refused;
+	uint64_t hello_timeouts; /* closed: no HELLO or CM_OPEN in time */
+	uint64_t accept_paused;  /* accept() hit EMFILE/ENFILE: listening paused */
 	uint64_t requests, failed_requests, bad_requests; /* bad: malformed or bad handle */
 	uint64_t cq_events, cq_event_drops, async_events, async_drops;
+	uint32_t conns;
 	uint32_t pds, mrs, cqs, qps, ahs, channels, srqs; /* live objects, all connections */
 };
 void xrxe_ctrl_get_stats(const struct xrxe_ctrl *ctrl, struct xrxe_ctrl_stats *st);

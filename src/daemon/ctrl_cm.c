@@ -177,7 +177,7 @@ static void channel_send(struct obj_cm_channel *ch, const struct xrxe_cm_event_m
 		if (ch->qcap >= XRXE_CM_CHANNEL_BACKLOG ||
 		    !(q = malloc((size_t)n * sizeof(*q)))) {
 			ctrl->cm_event_drops++;
-			xrxe_warn("conn %u: CM event channel %#x overrun: event %u dropped",
+			xrxe_warn_rl("conn %u: CM event channel %#x overrun: event %u dropped",
 				  ch->o.conn->id, ch->o.handle, ev->event);
 			return;
 		}
@@ -492,6 +492,8 @@ int xrxe_ctrli_op_cm_open(struct conn *c, const void *req, int *fds, struct repl
 		return -EPROTO;
 	if (!c->ctrl->cm)
 		return -ENODEV;
+	if (xrxe_ctrli_netns_check(c))
+		return -EPERM;
 	c->cm_open = true;
 	rep->abi_version = XRXE_ABI_VERSION;
 	xrxe_ctrli_reply_len(r, sizeof(*rep));
@@ -931,6 +933,7 @@ int xrxe_ctrli_op_cm_query(struct conn *c, const void *req, int *fds, struct rep
 struct cm_report {
 	FILE *out;
 	bool json, first;
+	uid_t uid; /* 0: every ID; else only this user's */
 };
 
 static void addr_str(const struct xrxe_cm_addr *a, char *buf, size_t len)
@@ -950,6 +953,8 @@ static int report_id(void *arg, const struct xrxe_cm_id_info *in)
 	const char *ps = in->ps == RDMA_PS_TCP ? "tcp" : in->ps == RDMA_PS_UDP ? "udp"
 				 : in->ps == RDMA_PS_IB ? "ib" : "ipoib";
 
+	if (rp->uid && (!o || o->o.conn->uid != rp->uid))
+		return 0;
 	addr_str(&in->src, src, sizeof(src));
 	addr_str(&in->dst, dst, sizeof(dst));
 	if (rp->json) {
@@ -983,9 +988,9 @@ static void report_counter(void *arg, const char *name, uint64_t v)
 	rp->first = false;
 }
 
-void xrxe_ctrl_cm_report(struct xrxe_ctrl *ctrl, FILE *out, bool json)
+void xrxe_ctrl_cm_report(struct xrxe_ctrl *ctrl, FILE *out, bool json, uid_t uid)
 {
-	struct cm_report rp = { .out = out, .json = json, .first = true };
+	struct cm_report rp = { .out = out, .json = json, .first = true, .uid = uid };
 	struct xrxe_cm_stats st;
 
 	if (!ctrl->cm)

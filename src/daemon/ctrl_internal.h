@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The control socket's internals, shared by ctrl.c (connections, dispatch,
- * the verbs objects) and ctrl_cm.c (the connection manager's requests and
- * event channels): the per-connection object table and the reply builder.
+ * The control socket's internals, shared by ctrl.c (connections, dispatch),
+ * ctrl_obj.c (the per-connection object table, rings, destroying objects),
+ * ctrl_verbs.c and ctrl_ops.c (the verbs requests and the request table) and
+ * ctrl_cm.c (the connection manager's requests and event channels).
  */
 #ifndef XRXE_DAEMON_CTRL_INTERNAL_H
 #define XRXE_DAEMON_CTRL_INTERNAL_H
@@ -107,6 +108,7 @@ struct conn {
 	gid_t gid;
 	bool hello;
 	bool cm_open; /* CM_OPEN seen: a librdmacm connection */
+	uint64_t hello_deadline; /* closed at this time unless hello or cm_open */
 	int memfd;    /* registered memory (HELLO fd 0) */
 	int async_fd; /* async event pipe (HELLO fd 1) */
 	struct slot *slots;
@@ -128,10 +130,14 @@ struct xrxe_ctrl {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char lock_path[sizeof(((struct sockaddr_un *)0)->sun_path) + 8];
 	int lock_fd;
+	int netns_fd;     /* XRXE_NETNS_MARKER name held (-1: could not) */
+	dev_t netns_dev;  /* our network namespace (stat of /proc/self/ns/net) */
+	ino_t netns_ino;
 	struct conn *conns;
 	unsigned next_id;
 	uint32_t ring_seq;
 	struct xrxe_ctrl_stats st;
+	uint64_t accept_resume; /* listening paused until then (0: listening) */
 	union msgbuf rx;
 	/* the connection manager (ctrl_cm.c) */
 	struct xrxe_cm *cm;
@@ -161,6 +167,88 @@ void *xrxe_ctrli_obj_new(struct conn *c, enum obj_type type, size_t size, int *e
 void xrxe_ctrli_obj_free(struct obj *o);
 void xrxe_ctrli_reply_len(struct reply *r, size_t len);
 void xrxe_ctrli_reply_fd(struct reply *r, int fd, bool owned);
+
+/* Per-daemon and per-connection ceilings: one application must not be able
+ * to exhaust the daemon's descriptors, mappings or memory for the others. */
+#define MAX_CONNS XRXE_CTRL_MAX_CONNS
+#define MAX_OBJS_PER_CONN 65535            /* handle index <= 0xfffe: never XRXE_NO_HANDLE */
+#define MAX_RING_BYTES_PER_CONN (1ull << 30)
+/* Requests served per wake-up of one connection before the others (and the
+ * data path) get their turn. */
+#define REQS_PER_WAKE 32
+/* Neighbour resolution: answer -EHOSTUNREACH after this long, retrying at
+ * this interval meanwhile (ARP answers on a LAN take well under 1 ms; the
+ * kernel itself gives up after 3 probes 1 s apart). */
+#define RESOLVE_TIMEOUT_NS (1000ull * 1000 * 1000)
+#define RESOLVE_RETRY_NS (5ull * 1000 * 1000)
+/* A connection that has not said HELLO (or CM_OPEN) by then is closed: idle
+ * connections must not hold the daemon's connection slots. */
+#define HELLO_TIMEOUT_NS (5000ull * 1000 * 1000)
+/* accept() ran out of descriptors: stop listening this long (the socket is
+ * level-triggered, so retrying at once would spin). */
+#define ACCEPT_PAUSE_NS (100ull * 1000 * 1000)
+
+struct op_desc {
+	const char *name;
+	uint32_t len;      /* exact request size */
+	uint8_t nfds;      /* exact fd count */
+	bool before_hello; /* allowed as the first request */
+	int (*fn)(struct conn *c, const void *req, int *fds, struct reply *r);
+};
+/* Every request, indexed by abi.h XRXE_CTRL_* (ctrl_ops.c). */
+extern const struct op_desc xrxe_ctrli_ops[XRXE_CTRL_OP_COUNT];
+extern const char *const xrxe_ctrli_obj_names[OBJ_TYPES];
+
+uint32_t xrxe_ctrli_pow2_ceil(uint32_t v);
+/* Live-object totals of the whole daemon, for stats. */
+void xrxe_ctrli_count_adjust(struct xrxe_ctrl *ctrl, enum obj_type t, int d);
+/* A ring for a connection, within its memory budget; and giving it back. */
+int xrxe_ctrli_conn_ring(struct conn *c, const char *kind, uint32_t nslots, uint32_t elem,
+			 struct xrxe_shm *shm);
+void xrxe_ctrli_conn_ring_free(struct conn *c, struct xrxe_shm *shm);
+/* Map / unmap an MR window within the user's quota (mr_bytes, maps). */
+int xrxe_ctrli_mr_map(struct conn *c, uint64_t addr, uint64_t length, int writable,
+		      struct xrxe_mr_map *map);
+void xrxe_ctrli_mr_unmap(struct conn *c, struct xrxe_mr_map *map);
+/* Charge / release the user's quota (quota.h). */
+int xrxe_ctrli_charge(struct conn *c, enum xrxe_quota_res res, uint64_t n);
+void xrxe_ctrli_release(struct conn *c, enum xrxe_quota_res res, uint64_t n);
+/* 0 when the peer of c lives in the daemon's network namespace, or is
+ * root; else -EPERM (HELLO and CM_OPEN refuse it: a device belongs to its
+ * interface's namespace). */
+int xrxe_ctrli_netns_check(struct conn *c);
+/* Destroy one object (explicit DESTROY_* and connection teardown). */
+int xrxe_ctrli_destroy_obj(struct obj *o);
+
+/* The verbs requests (ctrl_verbs.c, ctrl_ops.c) */
+#define VERBS_OP(name) int xrxe_ctrli_op_##name(struct conn *c, const void *req, int *fds, struct reply *r)
+VERBS_OP(hello);
+VERBS_OP(alloc_pd);
+VERBS_OP(dealloc_pd);
+VERBS_OP(reg_mr);
+VERBS_OP(rereg_mr);
+VERBS_OP(dereg_mr);
+VERBS_OP(alloc_mw);
+VERBS_OP(dealloc_mw);
+VERBS_OP(create_channel);
+VERBS_OP(destroy_channel);
+VERBS_OP(create_cq);
+VERBS_OP(resize_cq);
+VERBS_OP(destroy_cq);
+VERBS_OP(create_qp);
+VERBS_OP(modify_qp);
+VERBS_OP(query_qp);
+VERBS_OP(destroy_qp);
+VERBS_OP(create_ah);
+VERBS_OP(destroy_ah);
+VERBS_OP(create_srq);
+VERBS_OP(modify_srq);
+VERBS_OP(query_srq);
+VERBS_OP(destroy_srq);
+VERBS_OP(mcast);
+VERBS_OP(stats);
+VERBS_OP(cc);
+#undef VERBS_OP
 
 /* ctrl_cm.c: the CM requests (abi.h XRXE_CTRL_CM_*, include/xrxe/cm_abi.h) */
 int xrxe_ctrli_cm_open(struct xrxe_ctrl *ctrl);

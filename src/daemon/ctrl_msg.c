@@ -9,6 +9,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "xrxe/fdpass.h"
+
 int xrxe_ctrl_sock_path(const char *ifname, char *buf, size_t len)
 {
 	struct sockaddr_un sun;
@@ -28,82 +30,17 @@ int xrxe_ctrl_sock_path(const char *ifname, char *buf, size_t len)
 int xrxe_ctrl_send(int sock, const void *msg, size_t len, const int *fds, unsigned nfds,
 		   bool nonblock)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * XRXE_MAX_CTRL_FDS)];
-		struct cmsghdr align;
-	} cm;
-	struct iovec iov = { .iov_base = (void *)msg, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t n;
+	ssize_t n = xrxe_fdpass_send(sock, msg, len, fds, nfds, nonblock ? MSG_DONTWAIT : 0);
 
-	if (nfds > XRXE_MAX_CTRL_FDS)
-		return -EINVAL;
-	if (nfds) {
-		struct cmsghdr *c;
-
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
-	do
-		n = sendmsg(sock, &mh, MSG_NOSIGNAL | (nonblock ? MSG_DONTWAIT : 0));
-	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	return (size_t)n == len ? 0 : -EMSGSIZE;
 }
 
 ssize_t xrxe_ctrl_recv(int sock, void *buf, size_t cap, int fds[XRXE_MAX_CTRL_FDS],
 		       unsigned *nfds, bool *truncated)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * XRXE_MAX_CTRL_FDS)];
-		struct cmsghdr align;
-	} cm;
-	struct iovec iov = { .iov_base = buf, .iov_len = cap };
-	struct msghdr mh = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = cm.buf,
-		.msg_controllen = sizeof(cm.buf),
-	};
-	ssize_t n;
-
-	*nfds = 0;
-	*truncated = false;
-	do
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	/* Collect descriptors from every SCM_RIGHTS header (a peer may send
-	 * several); anything past our array is closed right here. */
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		size_t k;
-		int fd;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-		    c->cmsg_len < CMSG_LEN(0))
-			continue;
-		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k; i++) {
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (*nfds < XRXE_MAX_CTRL_FDS) {
-				fds[(*nfds)++] = fd;
-			} else {
-				close(fd);
-				*truncated = true;
-			}
-		}
-	}
-	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
-		*truncated = true;
-	return n;
+	return xrxe_fdpass_recv(sock, buf, cap, fds, nfds, MSG_DONTWAIT, truncated);
 }
 
 int xrxe_ctrl_connect(const char *ifname)

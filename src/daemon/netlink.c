@@ -551,7 +551,7 @@ int xrxe_nl_resolve(struct xrxe_nl *nl, const struct ibv_ah_attr *ah, uint64_t n
 	if (err == -ENETUNREACH || err == -EHOSTUNREACH || err == -ENODEV || (!err && !r.found))
 		return -ENETUNREACH;
 	if (err) {
-		xrxe_warn("%s: route lookup: %s", nl->cfg.ifname, strerror(-err));
+		xrxe_warn_rl("%s: route lookup: %s", nl->cfg.ifname, strerror(-err));
 		return -EIO;
 	}
 	if (r.type != RTN_UNICAST || r.oif != nl->cfg.ifindex)
@@ -566,7 +566,7 @@ int xrxe_nl_resolve(struct xrxe_nl *nl, const struct ibv_ah_attr *ah, uint64_t n
 
 	err = get_neigh(nl, family, hop, &n);
 	if (err && err != -ENOENT) {
-		xrxe_warn("%s: neighbour lookup: %s", nl->cfg.ifname, strerror(-err));
+		xrxe_warn_rl("%s: neighbour lookup: %s", nl->cfg.ifname, strerror(-err));
 		return -EIO;
 	}
 	if (!err && n.found && n.has_mac &&
@@ -613,7 +613,7 @@ int xrxe_nl_mcast(struct xrxe_nl *nl, const union ibv_gid *gid, bool join)
 	}
 	if (r < 0) {
 		r = -errno;
-		xrxe_warn("%s: multicast %s: %s", nl->cfg.ifname, join ? "join" : "leave",
+		xrxe_warn_rl("%s: multicast %s: %s", nl->cfg.ifname, join ? "join" : "leave",
 			  strerror(errno));
 		return r;
 	}

@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "util/log.h"
@@ -131,6 +133,7 @@ void xrxe_shm_destroy(struct xrxe_shm *shm)
 
 int xrxe_shm_check_memfd(int fd)
 {
+	struct statfs sfs;
 	struct stat st;
 	int seals, fl;
 
@@ -149,6 +152,14 @@ int xrxe_shm_check_memfd(int fd)
 	seals = fcntl(fd, F_GET_SEALS);
 	if (seals < 0) {
 		xrxe_dbg("registered-memory fd: not a memfd");
+		return -EINVAL;
+	}
+	/* Only shmem (tmpfs) memfds: a hugetlbfs memfd (MFD_HUGETLB) passes
+	 * the checks above, but a hole punched in it, or an exhausted huge
+	 * page pool, turns the daemon's next access into SIGBUS -- pages that
+	 * can vanish. A hole punched in shmem reads back as zeros instead. */
+	if (fstatfs(fd, &sfs) < 0 || sfs.f_type != TMPFS_MAGIC) {
+		xrxe_dbg("registered-memory fd: not a shmem memfd (hugetlbfs or other: refused)");
 		return -EINVAL;
 	}
 	/* A file that shrinks under our mapping SIGBUSes the daemon on its next

@@ -24,6 +24,7 @@ struct xrxe_shm {
 	int fd;
 	void *base;
 	size_t size;
+	uint64_t quota_bytes; /* charged to the owner's quota (daemon/quota.h) */
 };
 
 /* Create a ring memfd named name ("xrxe-cq-7"): nslots (power of two, >= 2)
@@ -61,6 +62,7 @@ struct xrxe_mr_map {
 	void *base;  /* mapping of [page_floor(addr), page_ceil(addr + len)) */
 	size_t size;
 	void *host;  /* base + (addr - page_floor(addr)): the byte at addr */
+	uint64_t quota_bytes; /* charged to the owner's quota (daemon/quota.h) */
 };
 
 /* Map the memfd window behind [addr, addr + length): length > 0, no overflow,

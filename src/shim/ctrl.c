@@ -18,6 +18,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "xrxe/fdpass.h"
+
 #ifndef XRXE_SHIM_LIB
 #error "XRXE_SHIM_LIB names the library that builds this file (mk/verbs.mk, mk/rdmacm.mk)"
 #endif
@@ -135,76 +137,24 @@ static void close_fds(const int *fds, unsigned int n)
 
 static int send_req(int fd, const void *buf, size_t len, const int *fds, unsigned int nfds)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * XRXE_MAX_CTRL_FDS)];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t r;
+	ssize_t r = xrxe_fdpass_send(fd, buf, len, fds, nfds, 0);
 
-	if (nfds) {
-		struct cmsghdr *cm;
-
-		memset(&u, 0, sizeof(u));
-		msg.msg_control = u.buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-	}
-	do
-		r = sendmsg(fd, &msg, MSG_NOSIGNAL);
-	while (r < 0 && errno == EINTR);
 	if (r < 0)
-		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		return r == -EAGAIN ? -ETIMEDOUT : (int)r;
 	return r == (ssize_t)len ? 0 : -EPROTO;
 }
 
 /* One datagram; returns its length or -errno, descriptors in fds/nfds. */
 static ssize_t recv_rep(int fd, void *buf, size_t len, int *fds, unsigned int *nfds)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * XRXE_MAX_CTRL_FDS)];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = u.buf,
-		.msg_controllen = sizeof(u.buf),
-	};
-	struct cmsghdr *cm;
-	ssize_t r;
+	bool truncated;
+	ssize_t r = xrxe_fdpass_recv(fd, buf, len, fds, nfds, 0, &truncated);
 
-	*nfds = 0;
-	do
-		r = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-	while (r < 0 && errno == EINTR);
 	if (r < 0)
-		return errno == EAGAIN ? -ETIMEDOUT : -errno;
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-		unsigned int n;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (unsigned int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		for (unsigned int i = 0; i < n; i++) {
-			int f;
-
-			memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-			if (*nfds < XRXE_MAX_CTRL_FDS)
-				fds[(*nfds)++] = f;
-			else
-				close(f);
-		}
-	}
+		return r == -EAGAIN ? -ETIMEDOUT : r;
 	if (r == 0)
 		return -ECONNRESET; /* the daemon closed the connection */
-	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+	if (truncated) {
 		close_fds(fds, *nfds);
 		*nfds = 0;
 		return -EPROTO;

@@ -262,6 +262,7 @@ void xrxe_tpi_cc_info(const struct xrxe_tp_qp *qp, struct xrxe_tp_qp_info *info)
 	info->cc_limited = c->rp.limited;
 	info->cc_rate_bps = c->rp.rc;
 	info->cc_target_bps = c->rp.rt;
+	info->cc_rate_min_bps = c->rp.rc_min;
 	info->cc_alpha = xrxe_dcqcn_alpha(&c->rp, &qp->tp->cc, qp->tp->now);
 	info->cnps_sent = c->cnps_sent;
 	info->cnps_handled = c->rp.cnps;

@@ -32,7 +32,7 @@ static uint64_t tick(struct xrxe_dcqcn *s, uint64_t now)
 
 void xrxe_dcqcn_init(struct xrxe_dcqcn *s, uint64_t max_bps)
 {
-	*s = (struct xrxe_dcqcn){ .rc = max_bps, .rt = max_bps };
+	*s = (struct xrxe_dcqcn){ .rc = max_bps, .rt = max_bps, .rc_min = max_bps };
 }
 
 /* One alpha update (docs/facts/dcqcn.md §1.6 DCE_TCP_G): g/1024 of the old value,
@@ -99,6 +99,8 @@ static void decrease(struct xrxe_dcqcn *s, const struct xrxe_tp_cc_params *p, ui
 		rc = mbps(p->rp_min_rate);
 	if (rc < s->rc) /* a floor above the current rate never raises it */
 		s->rc = rc;
+	if (s->rc < s->rc_min)
+		s->rc_min = s->rc;
 	s->time_stage = s->byte_stage = 0;
 	s->bytes_left = p->rp_byte_reset;
 	s->inc_next = t + us(p->rp_time_reset);

@@ -55,6 +55,7 @@
 struct xrxe_dcqcn {
 	bool limited;
 	uint64_t rc, rt;         /* current and target rate, b/s */
+	uint64_t rc_min;         /* lowest rc so far (a cut recovers within ms: samples miss it) */
 	uint32_t alpha;          /* as of alpha_next - period */
 	bool alpha_cnp;          /* a CNP since the last alpha update */
 	bool dec_owed;           /* a CNP since the last decrease */

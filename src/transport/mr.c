@@ -2,12 +2,16 @@
 /*
  * Protection domains, memory regions and address handles.
  *
- * Keys are rxe-style (docs/facts/rxe.md §3.1): index << 8 | an 8-bit key that
- * changes whenever the slot is reused, lkey == rkey. Every access names a key
- * and a range; the key must match exactly, the region must be valid and in
- * the QP's PD, grant the access and cover the whole range (IBA 10.6: memory
- * regions, protection domains, access rights and key checks; the rule
- * numbers are not quoted here). The host pointer registered here
+ * Keys are rxe-style (docs/facts/rxe.md §3.1): index << 8 | an 8-bit key,
+ * lkey == rkey. Unlike early rxe neither part is handed out in turn: the
+ * index is a random free slot and the key byte a random value other than the
+ * slot's previous one, so another user cannot predict a region's R_Key from
+ * its own, and a key just deregistered does not come back at the next
+ * registration (it needs the same slot drawn again and a key byte 1 in 255).
+ * Every access names a key and a range; the key must match exactly, the region
+ * must be valid and in the QP's PD, grant the access and cover the whole range
+ * (IBA 10.6: memory regions, protection domains, access rights and key checks;
+ * the rule numbers are not quoted here). The host pointer registered here
  * is where the bytes are read and written (the daemon maps application memory
  * there).
  */
@@ -79,10 +83,27 @@ void xrxe_tpi_pd_put(struct xrxe_tp *tp, uint32_t pdn)
 		tp->pds[pdn].refs--;
 }
 
+/* splitmix64: good enough to make keys unpredictable from one another; the
+ * seed (struct xrxe_tp_config.key_seed) carries the real entropy. */
+uint32_t xrxe_tpi_key_random(struct xrxe_tp *tp)
+{
+	uint64_t z = (tp->key_rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return (uint32_t)((z ^ (z >> 31)) >> 32);
+}
+
+/* A key byte other than old (adding 1..255 mod 256 never gives old back). */
+uint8_t xrxe_tpi_key_byte_next(struct xrxe_tp *tp, uint8_t old)
+{
+	return (uint8_t)(old + 1 + xrxe_tpi_key_random(tp) % 255);
+}
+
 int xrxe_tp_mr_reg(struct xrxe_tp *tp, uint32_t pdn, void *host, uint64_t iova, uint64_t length,
 		   uint32_t access, uint32_t *lkey, uint32_t *rkey)
 {
-	uint32_t n = tp->cfg.max_mr, i, idx;
+	uint32_t n = tp->cfg.max_mr, i, idx, start;
 	struct tp_mr *mr;
 	int err;
 
@@ -94,8 +115,9 @@ int xrxe_tp_mr_reg(struct xrxe_tp *tp, uint32_t pdn, void *host, uint64_t iova, 
 	err = mr_access_ok(access);
 	if (err)
 		return err;
+	start = n ? xrxe_tpi_key_random(tp) % n : 0;
 	for (i = 0; i < n; i++) {
-		idx = 1 + (tp->mr_next + i) % n;
+		idx = 1 + (start + i) % n;
 		if (!tp->mrs[idx].used)
 			break;
 	}
@@ -104,9 +126,8 @@ int xrxe_tp_mr_reg(struct xrxe_tp *tp, uint32_t pdn, void *host, uint64_t iova, 
 	err = xrxe_tpi_pd_get(tp, pdn);
 	if (err)
 		return err;
-	tp->mr_next = idx % n; /* next search starts after this slot */
 	mr = &tp->mrs[idx];
-	mr->key8++;
+	mr->key8 = xrxe_tpi_key_byte_next(tp, mr->key8);
 	mr->used = true;
 	mr->valid = true;
 	mr->key = idx << 8 | mr->key8;

@@ -72,24 +72,29 @@ static void mw_unbind(struct xrxe_tp *tp, struct tp_mw *mw)
 int xrxe_tp_mw_alloc(struct xrxe_tp *tp, uint32_t pdn, uint32_t type, uint32_t *handle,
 		     uint32_t *rkey)
 {
-	uint32_t i;
+	uint32_t i = 0, k, start;
 	struct tp_mw *mw;
 	int err;
 
 	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2)
 		return -EINVAL;
-	for (i = 0; i < tp->nmws; i++)
+	/* A random free slot, as for MRs (mr.c): keys are not handed out in
+	 * turn. */
+	start = tp->nmws ? xrxe_tpi_key_random(tp) % tp->nmws : 0;
+	for (k = 0; k < tp->nmws; k++) {
+		i = (start + k) % tp->nmws;
 		if (!tp->mws[i].used)
 			break;
-	if (i == tp->nmws)
+	}
+	if (k == tp->nmws)
 		return -ENOMEM;
 	err = xrxe_tpi_pd_get(tp, pdn);
 	if (err)
 		return err;
 	mw = &tp->mws[i];
-	/* A new key byte per allocation, as for MRs: a stale R_Key of a
-	 * previous window in this slot never matches. */
-	mw->rkey = (tp->mw_base + i) << 8 | (uint8_t)((mw->rkey & 0xff) + 1);
+	/* A new random key byte per allocation, as for MRs: a stale R_Key of
+	 * a previous window in this slot never matches. */
+	mw->rkey = (tp->mw_base + i) << 8 | xrxe_tpi_key_byte_next(tp, (uint8_t)mw->rkey);
 	mw->used = true;
 	if (i >= tp->mws_hw)
 		tp->mws_hw = i + 1;

@@ -295,8 +295,6 @@ bool xrxe_tpi_resp_drain(struct xrxe_tp_qp *qp, unsigned budget)
 
 /* --- receive WQEs -------------------------------------------------------- */
 
-/* Copy the next receive WQE out of the RQ ring. -EAGAIN: none posted;
- * -EINVAL: malformed (it is still taken, to complete it in error). */
 /* No receive WQE for a request that needs one (docs/facts/rxe.md §2.3): RNR NAK with
  * our min_rnr_timer, PSN = this request. The rest of the message is still in
  * flight: no sequence NAKs for it (the requester resends from here anyway). */
@@ -307,6 +305,8 @@ static void rsp_rnr_nak(struct xrxe_tp_qp *qp, uint32_t psn)
 	qp->info.rnr_naks_sent++;
 }
 
+/* Copy the next receive WQE out of the RQ ring. -EAGAIN: none posted;
+ * -EINVAL: malformed (it is still taken, to complete it in error). */
 static int get_rwqe(struct xrxe_tp_qp *qp)
 {
 	struct tp_resp *r = &qp->resp;

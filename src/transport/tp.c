@@ -43,6 +43,7 @@ int xrxe_tp_create(const struct xrxe_tp_config *cfg, struct xrxe_tp **out)
 	tp->mrs = calloc((size_t)cfg->max_mr + 1, sizeof(*tp->mrs));
 	/* As many windows as regions (rxe splits its key space the same
 	 * way), within the 24-bit key index. */
+	tp->key_rng = cfg->key_seed ? cfg->key_seed : 0x6a09e667f3bcc909ull;
 	tp->mw_base = cfg->max_mr + 1;
 	tp->nmws = cfg->max_mr < (1u << 24) - tp->mw_base ? cfg->max_mr : (1u << 24) - tp->mw_base;
 	tp->mws = calloc(tp->nmws ? tp->nmws : 1, sizeof(*tp->mws));

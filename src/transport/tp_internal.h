@@ -3,8 +3,11 @@
  * Internals of the transport core shared by the files of src/transport/ and
  * nothing else. The split follows rxe's roles (transport.h header comment):
  * qp.c objects and state machine, req.c requester, resp.c responder, comp.c
- * completer, mr.c memory regions, cq.c completion queues, timer.c deadlines,
- * tx.c frame building, tp.c the device object, dispatch and polling.
+ * completer, rto.c adaptive retransmission, mr.c memory regions and keys,
+ * mw.c memory windows, cq.c completion queues, srq.c shared receive queues,
+ * mcast.c multicast groups, gsi.c QP1, cc.c dcqcn.c np.c pacer.c
+ * cc_params.c congestion control, timer.c deadlines, tx.c frame building,
+ * tp.c the device object, dispatch and polling.
  *
  * Everything a QP needs on the packet path is allocated when the QP is
  * created (private WQE copies, responder resources, the response queue), so
@@ -75,9 +78,11 @@ struct tp_pd {
 	uint32_t refs; /* MRs, QPs and AHs that use it */
 };
 
-/* rxe-style keys: lkey = rkey = index << 8 | key8; key8 changes each time a
- * slot is reused, so a stale key misses (IBA 10.6.3.4: keys of freed regions
- * must not grant access). Index 0 is never used, so key 0 never matches. */
+/* rxe-style keys: lkey = rkey = index << 8 | key8. The index is a random
+ * free slot and key8 a random byte different from the slot's previous one,
+ * so a stale key misses (IBA 10.6.3.4: keys of freed regions must not grant
+ * access) and a key cannot be guessed from another (mr.c). Index 0 is never
+ * used, so key 0 never matches. */
 struct tp_mr {
 	bool used;
 	bool valid; /* false once invalidated (SEND_WITH_INV, IBA 10.6.5) */
@@ -403,6 +408,7 @@ struct xrxe_tp {
 
 	struct tp_mr *mrs; /* index 1..max_mr */
 	uint32_t mr_next;
+	uint64_t key_rng; /* key randomness (mr.c xrxe_tpi_key_random), from cfg.key_seed */
 	struct tp_mw *mws; /* key index mw_base + i, i < nmws */
 	uint32_t mw_base, nmws;
 	uint32_t mws_hw; /* one past the highest slot ever allocated: scans stop there */
@@ -445,6 +451,10 @@ static inline uint8_t *xrxe_tpi_mr_host(const struct tp_mr *mr, uint64_t va)
 }
 /* Invalidate the MR named by rkey (IBA 10.6.5, SEND with Invalidate). */
 int xrxe_tpi_mr_invalidate(struct xrxe_tp *tp, uint32_t rkey, uint32_t pdn);
+/* The next pseudo-random number for key indices and key bytes. */
+uint32_t xrxe_tpi_key_random(struct xrxe_tp *tp);
+/* A random key byte other than old. */
+uint8_t xrxe_tpi_key_byte_next(struct xrxe_tp *tp, uint8_t old);
 struct tp_mr *xrxe_tpi_mr_by_key(struct xrxe_tp *tp, uint32_t key);
 
 /* mw.c: memory windows.

@@ -24,8 +24,12 @@
  * checks, IBA 10.3 / docs/facts/rxe.md §2.11), req.c (requester: segmentation, PSNs,
  * window, rd_atomic slots, fences), resp.c (responder: PSN checks,
  * duplicates, RNR/NAKs, read responses, atomics), comp.c (completer:
- * ACK/NAK, timers, retry), mr.c (keys, bounds, access), cq.c (CQE
- * production, notify), timer.c (deadlines).
+ * ACK/NAK, timers, retry), rto.c (adaptive retransmission, loss recovery),
+ * mr.c (keys, bounds, access), mw.c (memory windows), cq.c (CQE production,
+ * notify), srq.c (shared receive queues), mcast.c (multicast groups), gsi.c
+ * (QP1 for the CM), cc.c / dcqcn.c / np.c / pacer.c / cc_params.c
+ * (congestion control), timer.c (deadlines), tx.c (frame building), tp.c
+ * (the device object, dispatch, polling).
  */
 #ifndef XRXE_TRANSPORT_H
 #define XRXE_TRANSPORT_H
@@ -120,10 +124,14 @@ struct xrxe_tp_config {
 	 * (xrxed --selective-repeat on; docs/selective-repeat.md). The CM
 	 * decides for its own connections (xrxe_tp_qp_set_sr). */
 	bool selective_repeat;
+	/* Seeds the choice of L_Key/R_Key indices and key bytes (mr.c, mw.c):
+	 * the daemon passes getrandom() bytes so that keys cannot be predicted;
+	 * 0 (unit tests) gives a fixed sequence. The core itself makes no
+	 * syscall. */
+	uint64_t key_seed;
 };
 
 int xrxe_tp_create(const struct xrxe_tp_config *cfg, struct xrxe_tp **out);
-/* Congestion control (DCQCN) parameters: see "Congestion control" below. */
 /* Frees everything still allocated (QPs, CQs, MRs, PDs, AHs). */
 void xrxe_tp_destroy(struct xrxe_tp *tp);
 
@@ -302,6 +310,7 @@ struct xrxe_tp_qp_info {
 	uint64_t srtt_ns;          /* smoothed round trip (0: no sample yet) */
 	/* Congestion control (DCQCN reaction and notification point) */
 	uint64_t cc_rate_bps, cc_target_bps; /* current / target rate */
+	uint64_t cc_rate_min_bps; /* lowest rate a cut left it at (line rate: never cut) */
 	uint32_t cc_alpha;                   /* 10-bit fixed point, 1023 ~ 1.0 */
 	bool cc_limited;                     /* paced (got a CNP, not yet back at line rate) */
 	uint64_t cnps_sent, cnps_handled, ecn_marked;

@@ -58,8 +58,9 @@ int xrxe_tpi_tx_begin(struct xrxe_tp *tp, const struct xrxe_pkt_spec *spec, stru
 		cap += tx->buf.frag[i].len;
 	/* The contract (transport.h): the fragments hold at least len bytes
 	 * and the first holds every header. A caller breaking it is a bug we
-	 * must not turn into a wild write; the frame goes out truncated and
-	 * the peer's parser drops it. */
+	 * must not turn into a wild write: the frame is handed back empty
+	 * (frame_len 0; xrxe_tpi_tx_finish gives tx_submit no fragments, and
+	 * the daemon counts it as tx_bad and sends nothing). */
 	if (tx->buf.nfrags == 0 || tx->buf.nfrags > XRXE_MAX_FRAGS || cap < flen ||
 	    tx->buf.frag[0].len < hdr) {
 		tx->hdr_len = tx->frame_len = 0;
@@ -126,7 +127,10 @@ void xrxe_tpi_tx_finish(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, struct tp_tx 
 		tx->buf.len = tx->frame_len;
 		xrxe_build_finish_frags(tx->buf.frag, n, XRXE_ETH_HLEN);
 	} else {
+		/* refused in tx_begin: nothing of the chunk's old contents may
+		 * go out */
 		tx->buf.len = 0;
+		tx->buf.nfrags = 0;
 	}
 	tp->stats.tx_packets++;
 	if (qp) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 static const char *log_progname = "xrxe";
 static enum xrxe_log_level log_level = XRXE_LOG_INFO;
@@ -60,4 +61,27 @@ void xrxe_log(enum xrxe_log_level level, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int xrxe_log_rl_allow(struct xrxe_log_rl *rl, enum xrxe_log_level level)
+{
+	struct timespec ts;
+	long w;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	w = (long)ts.tv_sec / XRXE_LOG_RL_WINDOW_S;
+	if (w != rl->window) {
+		if (rl->suppressed)
+			xrxe_log(level, "(%u similar messages suppressed in the last %d s)",
+				 rl->suppressed, XRXE_LOG_RL_WINDOW_S);
+		rl->window = w;
+		rl->n = 0;
+		rl->suppressed = 0;
+	}
+	if (rl->n < XRXE_LOG_RL_BURST) {
+		rl->n++;
+		return 1;
+	}
+	rl->suppressed++;
+	return 0;
 }

@@ -7,12 +7,11 @@
  * Unix sockets ignore network namespaces, so every daemon on the host is
  * reachable from every namespace. A verbs device belongs to the namespace of
  * its interface, though (as rdma devices do in exclusive netns mode), so a
- * daemon whose peer credentials show another network namespace is skipped;
- * XRXE_ALL_NETNS=1 lists them anyway. When the namespace cannot be read (a
- * non-root application may not look at a root daemon's /proc/PID/ns/net, a
- * daemon in another pid namespace) the daemon is listed if its interface
- * exists in our namespace: a daemon of another namespace serves an interface
- * we cannot see (a name both namespaces use is the one case this misses).
+ * daemon is listed only when its namespace marker (abi.h XRXE_NETNS_MARKER,
+ * an abstract socket name, and abstract names are per network namespace) is
+ * taken in ours: a test any user can make, so nothing fails open. The
+ * daemon enforces the same rule at HELLO. XRXE_ALL_NETNS=1 lists every
+ * daemon (only root may then open another namespace's device).
  *
  * Device records are never freed: the verbs contract keeps an opened device
  * valid after ibv_free_device_list(), and the list only grows by the number
@@ -21,13 +20,16 @@
 #include "verbs/shim.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <net/if.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -41,36 +43,40 @@ static const char *run_dir(void)
 	return d && *d ? d : XRXE_RUN_DIR;
 }
 
-/* false if the peer is known to live in another network namespace. */
-static bool same_netns(int fd, const char *ifname)
+/* Is the daemon of ifname in our network namespace? Its marker name is
+ * taken here (binding it fails with EADDRINUSE) only if so; any other
+ * outcome says no. */
+static bool same_netns(const char *ifname)
 {
-	struct ucred cr;
-	socklen_t l = sizeof(cr);
-	char mine[64], theirs[64], path[64];
-	ssize_t a, b;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	const char *all = getenv("XRXE_ALL_NETNS");
+	int fd, n, r, e;
 
 	if (all && *all == '1')
 		return true;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0 || cr.pid <= 0)
-		return if_nametoindex(ifname) != 0;
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)cr.pid);
-	a = readlink("/proc/self/ns/net", mine, sizeof(mine) - 1);
-	b = readlink(path, theirs, sizeof(theirs) - 1);
-	if (a <= 0 || b <= 0)
-		return if_nametoindex(ifname) != 0;
-	return a == b && memcmp(mine, theirs, (size_t)a) == 0;
+	n = snprintf(sun.sun_path + 1, sizeof(sun.sun_path) - 1, "%s%s", XRXE_NETNS_MARKER,
+		     ifname);
+	if (n <= 0 || (size_t)n >= sizeof(sun.sun_path) - 1)
+		return false;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	r = bind(fd, (struct sockaddr *)&sun,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n));
+	e = errno;
+	close(fd);
+	return r < 0 && e == EADDRINUSE;
 }
 
 /* Does the daemon behind path answer, in our namespace? */
-static bool probe(const char *path, const char *ifname)
+static bool probe(const char *ifname, const char *path)
 {
 	struct xrxe_conn c;
 	bool ok;
 
 	if (xrxe_conn_open(&c, path))
 		return false;
-	ok = same_netns(c.fd, ifname);
+	ok = same_netns(ifname);
 	if (!ok)
 		shim_dbg("%s: daemon in another network namespace, not listed", path);
 	xrxe_conn_close(&c);
@@ -157,7 +163,7 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 		/* sockaddr_un holds 108 bytes: longer paths cannot be reached */
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s%s", run_dir(), names[i],
 				     XRXE_CTRL_SOCK_SUFFIX) >= sizeof(((struct xrxe_device *)0)->sock_path) ||
-		    !probe(path, names[i]))
+		    !probe(names[i], path))
 			continue;
 		d = find_or_add(names[i], path);
 		if (d)

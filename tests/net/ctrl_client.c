@@ -24,6 +24,10 @@
  *                                 connected to each other through our own GID
  *                                 (the daemon's loopback): SENDs both ways
  *   stats IFACE [--json] [--qp]   the daemon's STATS text
+ *   hog IFACE WHAT [--count N] [--ready FILE]
+ *                                 create WHAT (pd cq channel mr bigmr qp
+ *                                 conns) until refused; prints "made N",
+ *                                 "errno NAME"; with --ready, holds them
  *
  * Output is "key value" lines on stdout; errors one line on stderr; exit
  * status 0 when every expectation held.
@@ -1258,6 +1262,150 @@ static int cmd_loop(const struct common *o)
 	return 0;
 }
 
+
+/* --- hog: one user trying to take a resource from the others ------------------ */
+
+/* Create WHAT until the daemon refuses (or max): prints "made N" and "errno
+ * NAME" (the refusal). conns: connections without HELLO, counted as alive
+ * once the daemon had time to refuse (close) the extra ones; bigmr: one
+ * 1 TiB registration. With --ready FILE: write FILE, then hold everything
+ * until killed. */
+static int cmd_hog(const struct common *o, const char *what)
+{
+	unsigned max = o->count ? o->count : 100000, made = 0;
+	int err = 0;
+
+	if (!strcmp(what, "hugememfd")) {
+		/* HELLO with a hugetlbfs memfd: its pages can vanish under the
+		 * daemon (SIGBUS), so it must be refused */
+		struct xrxe_ctrl_hello req;
+		int pfd[2], fds[2], sock, st;
+		struct client c = { 0 };
+
+		fds[0] = memfd_create("xrxe-huge", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB);
+		if (fds[0] < 0) {
+			printf("errno SKIP-%s\n", strerrorname_np(errno));
+			return 0;
+		}
+		if (pipe2(pfd, O_CLOEXEC) < 0)
+			die("pipe: %s", strerror(errno));
+		sock = xrxe_ctrl_connect(o->ifname);
+		if (sock < 0)
+			die("connect: %s", strerror(-sock));
+		c.sock = sock;
+		hdr_init(&req, XRXE_CTRL_HELLO, sizeof(req));
+		req.abi_version = XRXE_ABI_VERSION;
+		fds[1] = pfd[1];
+		st = call(&c, &req, sizeof(req), fds, 2, NULL, NULL, NULL);
+		printf("errno %s\n", st ? strerrorname_np(-st) : "0");
+		return 0;
+	}
+	if (!strcmp(what, "conns")) {
+		static int socks[4096];
+
+		if (max > 4096)
+			max = 4096;
+		for (; made < max; made++) {
+			socks[made] = xrxe_ctrl_connect(o->ifname);
+			if (socks[made] < 0) {
+				err = socks[made];
+				break;
+			}
+		}
+		usleep(500 * 1000);
+		unsigned alive = 0;
+
+		for (unsigned i = 0; i < made; i++) {
+			struct pollfd p = { .fd = socks[i], .events = POLLIN };
+
+			if (poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR | POLLIN)))
+				continue; /* closed by the daemon */
+			alive++;
+		}
+		printf("made %u\nalive %u\nerrno %s\n", made, alive, err ? strerrorname_np(-err) : "0");
+	} else {
+		struct client c;
+		union msg rep;
+		uint32_t pd = 0;
+		int rfds[XRXE_MAX_CTRL_FDS];
+		unsigned nr;
+
+		client_open(&c, o->ifname);
+		if (strcmp(what, "pd"))
+			pd = simple_handle_op(&c, XRXE_CTRL_ALLOC_PD);
+		for (; made < max && !err; made++) {
+			nr = 0;
+			if (!strcmp(what, "pd")) {
+				struct xrxe_ctrl_hdr req;
+
+				hdr_init(&req, XRXE_CTRL_ALLOC_PD, sizeof(req));
+				err = call(&c, &req, sizeof(req), NULL, 0, &rep, rfds, &nr);
+			} else if (!strcmp(what, "cq")) {
+				struct xrxe_ctrl_create_cq req;
+
+				hdr_init(&req, XRXE_CTRL_CREATE_CQ, sizeof(req));
+				req.cqe = 16;
+				req.channel = XRXE_NO_HANDLE;
+				req.handle = XRXE_NO_HANDLE;
+				err = call(&c, &req, sizeof(req), NULL, 0, &rep, rfds, &nr);
+			} else if (!strcmp(what, "channel")) {
+				struct xrxe_ctrl_hdr req;
+				int pfd[2];
+
+				if (pipe2(pfd, O_CLOEXEC) < 0)
+					die("pipe: %s", strerror(errno));
+				hdr_init(&req, XRXE_CTRL_CREATE_CHANNEL, sizeof(req));
+				err = call(&c, &req, sizeof(req), &pfd[1], 1, &rep, rfds, &nr);
+				close(pfd[1]); /* the read end stays: the channel stays usable */
+			} else if (!strcmp(what, "mr") || !strcmp(what, "bigmr")) {
+				struct xrxe_ctrl_reg_mr req;
+				/* sparse offsets of the registered-memory file */
+				uint64_t len = !strcmp(what, "bigmr") ? 1ull << 40 : 4096;
+				uint64_t addr = (1ull << 32) + (uint64_t)made * 8192;
+
+				hdr_init(&req, XRXE_CTRL_REG_MR, sizeof(req));
+				req.pd = pd;
+				req.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+				req.addr = req.iova = addr;
+				req.length = len;
+				err = call(&c, &req, sizeof(req), NULL, 0, &rep, rfds, &nr);
+			} else if (!strcmp(what, "qp")) {
+				struct cq cq;
+				struct xrxe_ctrl_create_qp req;
+
+				if (!made)
+					create_cq(&c, 64, XRXE_NO_HANDLE, &cq);
+				hdr_init(&req, XRXE_CTRL_CREATE_QP, sizeof(req));
+				req.pd = pd;
+				req.send_cq = req.recv_cq = 0;
+				req.srq = XRXE_NO_HANDLE;
+				req.qp_type = IBV_QPT_UD;
+				req.cap = (struct ibv_qp_cap){ .max_send_wr = 4, .max_recv_wr = 4,
+							       .max_send_sge = 1, .max_recv_sge = 1 };
+				static uint32_t cqh;
+
+				if (!made)
+					cqh = cq.handle;
+				req.send_cq = req.recv_cq = cqh;
+				err = call(&c, &req, sizeof(req), NULL, 0, &rep, rfds, &nr);
+			} else {
+				die("hog: %s is not pd, cq, channel, mr, bigmr, qp or conns", what);
+			}
+			/* rings: the mapping is not needed, the object is */
+			for (unsigned i = 0; i < nr; i++)
+				close(rfds[i]);
+		}
+		if (err)
+			made--;
+		printf("made %u\nerrno %s\n", made, err ? strerrorname_np(-err) : "0");
+	}
+	if (o->ready) {
+		write_file(o->ready, "ready\n");
+		pause();
+	}
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -1360,5 +1508,10 @@ int main(int argc, char **argv)
 		return cmd_loop(&o);
 	if (!strcmp(cmd, "stats"))
 		return cmd_stats(&o);
+	if (!strcmp(cmd, "hog")) {
+		if (optind + 1 != argc)
+			usage();
+		return cmd_hog(&o, argv[optind]);
+	}
 	usage();
 }

@@ -86,14 +86,18 @@ expect_deltas_once() {
 		after=$SNAP
 		ok=1
 		for spec in $specs; do
-			if [[ $spec =~ ^([a-z_]+)\.([a-z]+)(>=|=)([0-9]+)$ ]]; then
-				key=${BASH_REMATCH[1]} op=${BASH_REMATCH[3]} want=${BASH_REMATCH[4]}
-				b=$(snap_get "$key" "${BASH_REMATCH[2]}" "$before")
-				a=$(snap_get "$key" "${BASH_REMATCH[2]}" "$after")
-				if [ -z "$a" ] || [ -z "$b" ]; then ok=0; break; fi
-				if [ "$op" = "=" ] && [ $((a - b)) -ne "$want" ]; then ok=0; fi
-				if [ "$op" = ">=" ] && [ $((a - b)) -lt "$want" ]; then ok=0; fi
+			# a check line that does not parse is a broken test, not a pass
+			if ! [[ $spec =~ ^([a-z_]+)\.([a-z]+)(>=|=)([0-9]+)$ ]]; then
+				tap_fail "$desc (check '$spec' does not parse)"
+				DELTA_BEFORE=$before DELTA_AFTER=$after
+				return 2
 			fi
+			key=${BASH_REMATCH[1]} op=${BASH_REMATCH[3]} want=${BASH_REMATCH[4]}
+			b=$(snap_get "$key" "${BASH_REMATCH[2]}" "$before")
+			a=$(snap_get "$key" "${BASH_REMATCH[2]}" "$after")
+			if [ -z "$a" ] || [ -z "$b" ]; then ok=0; break; fi
+			if [ "$op" = "=" ] && [ $((a - b)) -ne "$want" ]; then ok=0; fi
+			if [ "$op" = ">=" ] && [ $((a - b)) -lt "$want" ]; then ok=0; fi
 		done
 		[ $ok -eq 1 ] && break
 		sleep 0.05

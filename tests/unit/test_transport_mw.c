@@ -722,11 +722,19 @@ Test(mw, alloc_limits_and_dealloc)
 	cr_assert_eq(xrxe_tp_mw_dealloc(h.side[0].tp, handle), 0);
 	cr_assert_eq(xrxe_tp_mw_dealloc(h.side[0].tp, handle), -EINVAL, "twice");
 	cr_assert_eq(xrxe_tp_mw_dealloc(h.side[0].tp, 1), -EINVAL, "an MR index is no window");
-	/* the slot's next window has another R_Key */
-	cr_assert_eq(xrxe_tp_mw_alloc(h.side[0].tp, h.side[0].pdn, IBV_MW_TYPE_2, &handle2, &rkey2),
-		     0);
-	cr_assert_eq(handle2, handle);
-	cr_assert_neq(rkey2, rkey);
+	/* the next window has another R_Key: slots are drawn at random, and a
+	 * slot drawn again gets another key byte */
+	for (int i = 0; i < 64; i++) {
+		cr_assert_eq(xrxe_tp_mw_alloc(h.side[0].tp, h.side[0].pdn, IBV_MW_TYPE_2, &handle2,
+					      &rkey2),
+			     0);
+		cr_assert_neq(rkey2, rkey);
+		if (handle2 == handle)
+			cr_assert_neq(rkey2 & 0xff, rkey & 0xff);
+		cr_assert_eq(xrxe_tp_mw_dealloc(h.side[0].tp, handle2), 0);
+		handle = handle2;
+		rkey = rkey2;
+	}
 	xrxe_tph_fini(&h);
 }
 

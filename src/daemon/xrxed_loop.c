@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xrxed's event loop (see xrxed.c's head comment for the policy).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stddef.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/ctrl.h"
+#include "daemon/devpage.h"
+#include "daemon/evsrc.h"
+#include "daemon/netdev.h"
+#include "daemon/netlink.h"
+#include "daemon/steer.h"
+#include "daemon/xsk_io.h"
+#include "transport/transport.h"
+#include "util/log.h"
+#include "xrxe/wire.h"
+
+#include "daemon/xrxed.h"
+#include "util/log.h"
+
+/* --- event loop ------------------------------------------------------------- */
+
+/* systemd's readiness protocol (sd_notify(3)) without libsystemd: one
+ * datagram to $NOTIFY_SOCKET, a path or, with a leading '@', an abstract
+ * name. Nothing happens when the variable is unset (not under systemd). */
+void xrxe_daemon_notify_systemd(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len;
+	socklen_t salen;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@'))
+		return;
+	len = strlen(path);
+	if (len >= sizeof(sa.sun_path)) {
+		xrxe_warn("NOTIFY_SOCKET is too long: systemd not notified");
+		return;
+	}
+	memcpy(sa.sun_path, path, len);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa, salen) < 0)
+		xrxe_warn("cannot notify systemd at %s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+void xrxe_daemon_signal_event(struct xrxe_evsrc *src, uint32_t events)
+{
+	struct daemon *d = (struct daemon *)((char *)src - offsetof(struct daemon, sig_src));
+	struct signalfd_siginfo si;
+
+	(void)events;
+	while (read(src->fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGUSR1) {
+			xrxe_daemon_print_counters(d);
+			continue;
+		}
+		xrxe_info("%s: signal %u, stopping", d->opts.ifname, si.ssi_signo);
+		if (!d->stop)
+			xrxe_daemon_notify_systemd("STOPPING=1");
+		d->stop = true;
+	}
+}
+
+void xrxe_daemon_xsk_event(struct xrxe_evsrc *src, uint32_t events)
+{
+	/* Only a wake-up: the loop drains every queue on each pass. */
+	(void)src;
+	(void)events;
+}
+
+/* One epoll round; timeout NULL blocks. Dispatches every ready source. */
+static int poll_events(struct daemon *d, const struct timespec *timeout)
+{
+	struct epoll_event ev[MAX_EVENTS];
+	int n = epoll_pwait2(d->epfd, ev, MAX_EVENTS, timeout, NULL);
+
+	if (n < 0) {
+		if (errno == EINTR)
+			return 0;
+		xrxe_err("epoll_wait: %s", strerror(errno));
+		return -errno;
+	}
+	for (int i = 0; i < n; i++) {
+		struct xrxe_evsrc *src = ev[i].data.ptr;
+
+		src->fn(src, ev[i].events);
+	}
+	return n;
+}
+
+static void ctrl_tick(struct daemon *d)
+{
+	uint64_t now = xrxe_daemon_mono_ns();
+
+	if (xrxe_ctrl_next_deadline(d->ctrl) <= now)
+		xrxe_ctrl_tick(d->ctrl, now);
+}
+
+static bool tx_pending(const struct daemon *d)
+{
+	return d->tx_nbatch || xrxe_xsk_tx_pending(d->xsk[0]);
+}
+
+/* What sleep_once did (or a negative errno). */
+enum { WORK_FOUND, SLEPT, NAPPED };
+
+/* epoll_wait until an event, the transport's or the control layer's next
+ * deadline, the next TX reap, or limit, whichever comes first. */
+static int wait_events(struct daemon *d, uint64_t now, uint64_t limit)
+{
+	uint64_t deadline = limit, t;
+	struct timespec ts;
+
+	t = xrxe_tp_next_deadline(d->tp);
+	if (t < deadline)
+		deadline = t;
+	t = xrxe_ctrl_next_deadline(d->ctrl);
+	if (t < deadline)
+		deadline = t;
+	if (tx_pending(d) && now + TX_REAP_NS < deadline)
+		deadline = now + TX_REAP_NS;
+	t = deadline > now ? deadline - now : 0;
+	ts.tv_sec = (time_t)(t / 1000000000ull);
+	ts.tv_nsec = (long)(t % 1000000000ull);
+	return poll_events(d, &ts);
+}
+
+/* --rt-priority: a QP has unstarted WQEs it cannot send yet (window, ACK):
+ * sleep RT_NAP_NS, or less if a deadline or a frame comes first. Not a
+ * doorbell sleep: daemon_sleeping stays 0, the nap is that short. */
+static int nap(struct daemon *d)
+{
+	uint64_t now = xrxe_daemon_mono_ns();
+	int ret;
+
+	d->ctr.naps++;
+	ret = wait_events(d, now, now + RT_NAP_NS);
+	ctrl_tick(d);
+	return ret < 0 ? ret : NAPPED;
+}
+
+/* abi.h doorbell protocol, daemon side: publish "sleeping", full fence (the
+ * shim fences between its producer store and its load of the flag: one of
+ * us sees the other), re-check the send queues, then sleep. */
+static int sleep_once(struct daemon *d)
+{
+	struct xrxe_dev_page *page = xrxe_devpage_page(d->dp);
+	uint64_t now;
+	int ret;
+
+	__atomic_store_n(&page->daemon_sleeping, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (d->loop.tail != d->loop.head || d->tx_nbatch) {
+		__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
+		d->ctr.wakeups_doorbell_race++;
+		return WORK_FOUND;
+	}
+	if (xrxe_tp_sq_pending(d->tp)) {
+		__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
+		if (d->opts.rt_priority)
+			return nap(d);
+		d->ctr.wakeups_doorbell_race++;
+		return WORK_FOUND;
+	}
+	now = xrxe_daemon_mono_ns();
+	d->ctr.sleeps++;
+	ret = wait_events(d, now, now + MAX_SLEEP_NS);
+	/* A shim that still reads 1 rings once more than needed: harmless. */
+	__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
+	ctrl_tick(d);
+	return ret < 0 ? ret : SLEPT;
+}
+
+/* Was this thread preempted within SHARED_WINDOW_NS? Looked up at most every
+ * SHARED_CHECK_NS. Then another runnable task shares our CPU and idle
+ * spinning takes the core from it. */
+static bool cpu_shared(struct daemon *d)
+{
+	struct rusage ru;
+
+	if (d->now - d->shared_checked >= SHARED_CHECK_NS) {
+		d->shared_checked = d->now;
+		if (getrusage(RUSAGE_THREAD, &ru) == 0 && ru.ru_nivcsw != d->nivcsw) {
+			d->nivcsw = ru.ru_nivcsw;
+			d->shared_seen = d->now;
+			d->ctr.shared_cpu_seen++;
+		}
+	}
+	return d->shared_seen && d->now - d->shared_seen < SHARED_WINDOW_NS;
+}
+
+int xrxe_daemon_run_loop(struct daemon *d)
+{
+	static const struct timespec zero = { 0 };
+	uint64_t last_work, last_events, last_yield;
+
+	last_work = last_events = last_yield = xrxe_daemon_mono_ns();
+	while (!d->stop) {
+		bool work = false;
+
+		d->now = xrxe_daemon_mono_ns();
+		for (unsigned q = 0; q < d->nxsk; q++)
+			work |= xrxe_daemon_poll_queue(d, d->xsk[q]) > 0;
+		work |= xrxe_daemon_loop_drain(d) > 0;
+		work |= xrxe_tp_poll(d->tp, d->now);
+		xrxe_daemon_tx_flush_batch(d);
+		if (tx_pending(d))
+			xrxe_xsk_tx_flush(d->xsk[0]);
+
+		if (work) {
+			last_work = d->now;
+			if (d->now - last_events >= EVENTS_EVERY_NS) {
+				if (poll_events(d, &zero) < 0)
+					return -1;
+				ctrl_tick(d);
+				last_events = d->now;
+			}
+			if (d->now - last_yield >= YIELD_EVERY_NS) {
+				sched_yield();
+				last_yield = d->now;
+			}
+			continue;
+		}
+		if (d->now - last_work < (cpu_shared(d) ? SPIN_SHARED_NS : SPIN_NS))
+			continue;
+		switch (sleep_once(d)) {
+		case WORK_FOUND:
+		case SLEPT:
+			last_work = last_events = last_yield = xrxe_daemon_mono_ns();
+			break;
+		case NAPPED: /* nothing new yet: nap again next pass, no spin window */
+			last_events = last_yield = xrxe_daemon_mono_ns();
+			break;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}
+
