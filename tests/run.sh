@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 BUILD=${BUILD:-build}
 LOGS=$BUILD/test-logs
-FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 mkdir -p "$LOGS"
 export BUILD XRXE_ROOT=$PWD
 # Sanitizer reports fail the test that triggered them.
