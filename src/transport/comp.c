@@ -306,13 +306,28 @@ static void sr_read_resp(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint
 		xrxe_tpi_sr_scan_lost(qp, xrxe_psn_sub(psn, 1));
 }
 
+/* The original value of an atomic lands in the local 8-byte SGE of its WQE,
+ * in host order (IBA 9.4.5: atomics operate on 64-bit integers). false (the
+ * QP completed in error) if the SGE does not take it. */
+static bool comp_place_atomic_orig(struct xrxe_tp_qp *qp, const struct tp_swqe *w,
+				   const struct xrxe_atmack *ack)
+{
+	uint64_t orig = xrxe_atmack_orig(ack);
+	struct xrxe_tpi_buf_src c = { .src = (const uint8_t *)&orig };
+
+	if (xrxe_tpi_sge_walk(qp->tp, qp->pdn, (const struct xrxe_sge *)w->data, w->wr.num_sge, 0,
+			      8, IBV_ACCESS_LOCAL_WRITE, xrxe_tpi_piece_from_buf, &c)) {
+		comp_error(qp, IBV_WC_LOC_PROT_ERR);
+		return false;
+	}
+	return true;
+}
+
 /* Selective repeat: an atomic's result for any atomic in flight. */
 static void sr_atomic_ack(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
 {
 	struct tp_swqe *w = sr_wqe_of_psn(qp, psn);
 	const struct xrxe_atmack *ack = xrxe_pkt_hdr(pkt, XRXE_HDR_ATMACK);
-	uint64_t orig;
-	struct xrxe_tpi_buf_src c = { .src = (const uint8_t *)&orig };
 
 	if (!w || !w->is_atomic || psn != w->first_psn || !ack)
 		return;
@@ -320,12 +335,8 @@ static void sr_atomic_ack(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uin
 		qp->info.duplicates++;
 		return;
 	}
-	orig = xrxe_atmack_orig(ack);
-	if (xrxe_tpi_sge_walk(qp->tp, qp->pdn, (const struct xrxe_sge *)w->data, w->wr.num_sge, 0,
-			      8, IBV_ACCESS_LOCAL_WRITE, xrxe_tpi_piece_from_buf, &c)) {
-		comp_error(qp, IBV_WC_LOC_PROT_ERR);
+	if (!comp_place_atomic_orig(qp, w, ack))
 		return;
-	}
 	xrxe_tpi_sr_set(qp->srs->have, qp, psn);
 	if (psn != qp->comp.psn)
 		xrxe_tpi_sr_scan_lost(qp, xrxe_psn_sub(psn, 1));
@@ -455,19 +466,11 @@ static void comp_atomic_ack(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, u
 {
 	struct tp_swqe *w = comp_head(qp);
 	const struct xrxe_atmack *ack = xrxe_pkt_hdr(pkt, XRXE_HDR_ATMACK);
-	uint64_t orig;
-	struct xrxe_tpi_buf_src c = { .src = (const uint8_t *)&orig };
 
 	if (!w || !w->is_atomic || psn != w->first_psn || !ack)
 		return;
-	/* The original value lands in the local 8-byte SGE, in host order
-	 * (IBA 9.4.5: atomics operate on 64-bit integers). */
-	orig = xrxe_atmack_orig(ack);
-	if (xrxe_tpi_sge_walk(qp->tp, qp->pdn, (const struct xrxe_sge *)w->data, w->wr.num_sge, 0,
-			      8, IBV_ACCESS_LOCAL_WRITE, xrxe_tpi_piece_from_buf, &c)) {
-		comp_error(qp, IBV_WC_LOC_PROT_ERR);
+	if (!comp_place_atomic_orig(qp, w, ack))
 		return;
-	}
 	comp_set_psn(qp, xrxe_psn_add(psn, 1));
 	xrxe_tpi_comp_retire(qp, IBV_WC_SUCCESS);
 }
