@@ -15,6 +15,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -50,6 +51,23 @@ static bool daemon_gone(struct xrxe_cq *cq)
 	return xrxe_conn_hung_up(conn);
 }
 
+/* An application busy-polling an empty CQ holds its CPU. When a daemon (its
+ * own, or another on this host) is runnable on that CPU, it waits for the
+ * scheduler to preempt the poller, a slice of milliseconds under CFS/EEVDF,
+ * before it can produce the very completion being polled for; kernel rxe
+ * never waits, it runs in softirq context (docs/architecture.md,
+ * "Threading"). So after XRXE_POLL_YIELD_EVERY consecutive empty polls
+ * (a few microseconds of spinning), give the CPU up once: with nothing else
+ * runnable sched_yield returns at once; otherwise the waiting task runs now.
+ * Only the empty path makes this syscall; a poll that finds work never does. */
+#define XRXE_POLL_YIELD_EVERY 256
+
+static void idle_poll(struct xrxe_cq *cq)
+{
+	if (++cq->empty_run % XRXE_POLL_YIELD_EVERY == 0)
+		sched_yield();
+}
+
 int xrxe_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct xrxe_cq *cq = to_xcq(ibcq);
@@ -76,7 +94,12 @@ int xrxe_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		__atomic_store_n(&cq->ring->consumer, cons, __ATOMIC_RELEASE);
 	}
 	pthread_spin_unlock(&cq->lock);
-	if (n == 0 && daemon_gone(cq)) {
+	if (n) {
+		cq->empty_run = 0;
+		return n;
+	}
+	idle_poll(cq);
+	if (daemon_gone(cq)) {
 		if (!cq->gone_reported)
 			shim_err("%s: the xrxe daemon is gone; completions will never arrive",
 				 ibcq->context->device->name);
@@ -147,9 +170,11 @@ static int cqx_start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr)
 	if (!cqx_take(cq)) {
 		/* ENOENT: the caller must not call end_poll */
 		pthread_spin_unlock(&cq->lock);
+		idle_poll(cq);
 		/* a dead daemon is an error, not "empty" forever (as poll_cq) */
 		return daemon_gone(cq) ? EIO : ENOENT;
 	}
+	cq->empty_run = 0;
 	return 0;
 }
 

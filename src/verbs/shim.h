@@ -217,6 +217,7 @@ struct xrxe_cq {
 	uint64_t wc_flags;
 	uint32_t events_reported;
 	uint32_t empty_polls; /* see daemon_gone() in cq.c */
+	uint32_t empty_run;   /* consecutive empty polls: see idle_poll() in cq.c */
 	bool gone_reported;   /* the "daemon is gone" line was printed */
 	struct ibv_pd *domain; /* the parent domain its memory came from, or NULL */
 };
