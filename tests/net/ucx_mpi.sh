@@ -12,8 +12,10 @@
 #    Alltoall, every byte checked), and mpi4py's Allreduce; the daemons'
 #    counters show the bytes went through xrxe;
 #  - MPICH (Debian 12 builds it ch4:ucx) -n 2 of the same program;
-#  - as root, and as an ordinary user (nobody): the view, ucx_info, perftest
-#    and the MPI ranks (mpirun, the launcher, stays root: it plays sshd).
+#  - as root, and as an ordinary user (nobody): the view, ucx_info, perftest,
+#    and the user's own mpirun, which starts its ranks on the other "host"
+#    through tests/mpi/hostd.py, a stand-in for sshd (root, gives each caller
+#    processes as its own uid only).
 #
 #   tests/net/ucx_mpi.sh        (BUILD=build-san etc. for another build;
 #                                UCX_MPI_QUICK=1: root only, fewer runs)
@@ -55,7 +57,8 @@ chmod 755 "$TMP" # the ordinary user runs programs built here
 # directory). xrxe finds its shims at ../lib/xrxe from its own binary.
 mkdir -p "$TMP/x/bin" "$TMP/x/lib/xrxe" "$TMP/x/mpi"
 cp "$XRXE" "$TMP/x/bin/xrxe" && cp -P "$BDIR"/lib/xrxe/lib* "$TMP/x/lib/xrxe/" &&
-	cp "$AGENT" "$XRXE_ROOT/tests/mpi/allreduce.py" "$XRXE_ROOT/tests/mpi/mpi_check.c" "$TMP/x/mpi/" ||
+	cp "$AGENT" "$XRXE_ROOT/tests/mpi/allreduce.py" "$XRXE_ROOT/tests/mpi/mpi_check.c" \
+		"$XRXE_ROOT/tests/mpi/hostd.py" "$TMP/x/mpi/" ||
 	{ tap_fail "copying xrxe and the MPI files to $TMP"; exit 1; }
 chmod -R a+rX "$TMP/x"
 XRXE=$TMP/x/bin/xrxe AGENT=$TMP/x/mpi/netns_agent.sh MPI_DIR=$TMP/x/mpi
@@ -219,9 +222,12 @@ mpi_run() {
 	shift 3
 	log=$TMP/mpi.$(tr -c 'A-Za-z0-9\n' '_' <<<"$who-$desc")
 	before=$(rx_bytes "$NS_A" "$IF_A")
-	XRXE_MPI_HOSTS=$MPI_HOSTS XRXE_MPI_XRXE=$XRXE \
-		XRXE_MPI_USER=$([ "$who" = user ] && echo "$USER_NAME") \
-		ns_exec "$NS_A" timeout "$T" "$@" >"$log" 2>&1
+	if [ "$who" = user ]; then # the user's own mpirun, launching through hostd
+		ns_exec "$NS_A" timeout "$T" "${AS_USER[@]}" "$@" >"$log" 2>&1
+	else
+		XRXE_MPI_HOSTS=$MPI_HOSTS XRXE_MPI_XRXE=$XRXE \
+			ns_exec "$NS_A" timeout "$T" "$@" >"$log" 2>&1
+	fi
 	rc=$?
 	after=$(rx_bytes "$NS_A" "$IF_A")
 	grep -E '^(ok|not ok) - ' "$log" | sed "s/^\(ok\|not ok\) - /\1 - $who: $desc: /"
@@ -235,6 +241,35 @@ mpi_run() {
 }
 
 OMPI_RUN=(mpirun.openmpi --allow-run-as-root --mca plm_rsh_agent "$AGENT" --mca pml ucx)
+# The ordinary user's mpirun: no --allow-run-as-root (Open MPI refuses to run
+# as root without it, so the job also shows it did not), and its "ssh" is
+# hostd's client.
+HOSTD_SOCK=$TMP/hostd.sock
+AS_USER=(setpriv --reuid="$USER_NAME" --regid="$(id -g "$USER_NAME" 2>/dev/null)" --clear-groups
+	env HOME=/tmp)
+OMPI_RUN_USER=(mpirun.openmpi --mca plm_rsh_agent "python3 $MPI_DIR/hostd.py connect $HOSTD_SOCK"
+	--mca pml ucx)
+XRXE_MPI_HOSTS=$MPI_HOSTS XRXE_MPI_XRXE=$XRXE python3 "$MPI_DIR/hostd.py" serve "$HOSTD_SOCK" \
+	2>"$TMP/hostd.log" &
+NETNS_PIDS+=("$!")
+netns_wait_file "$HOSTD_SOCK" 10
+result "hostd (the sshd stand-in) listens on $HOSTD_SOCK" "$(cat "$TMP/hostd.log")"
+
+# hostd_check: through hostd an ordinary user gets processes as itself on the
+# other host (its uid, that namespace's device), never root's.
+hostd_check() {
+	local out want
+	want="$(id -u "$USER_NAME") hb xrxe_$IF_B"
+	out=$(ns_exec "$NS_A" timeout "$T" "${AS_USER[@]}" python3 "$MPI_DIR/hostd.py" connect \
+		"$HOSTD_SOCK" -x hb 'echo $(id -u) $(hostname) $(ls /sys/class/infiniband)' 2>&1)
+	[ "$out" = "$want" ]
+	result "user: hostd runs the user's command on host hb as the user (uid, host name, hb's device only)" \
+		"got '$out', want '$want'"
+	out=$(ns_exec "$NS_A" timeout "$T" "${AS_USER[@]}" python3 "$MPI_DIR/hostd.py" connect \
+		"$HOSTD_SOCK" ha 'exit 7' 2>&1)
+	[ $? -eq 7 ]
+	result "user: hostd returns the remote command's exit status, as ssh does" "$out"
+}
 # A 1 B - 4 MiB ping-pong moves 8 MiB each way per iteration.
 PP_BYTES=$((8 * 1024 * 1024))
 
@@ -273,8 +308,14 @@ for who in root user; do
 		tap_diag "$(cat "$TMP/mpicc.log")"
 		continue
 	fi
-	mpi_run "$who" "Open MPI -np 2 (one rank per namespace)" "$PP_BYTES" \
-		"${OMPI_RUN[@]}" -np 2 --host ha,hb "$TMP/mpi_check.openmpi" --iters 1
+	if [ "$who" = user ]; then
+		hostd_check
+		mpi_run "$who" "its own mpirun -np 2 (one rank per namespace, launched through hostd)" \
+			"$PP_BYTES" "${OMPI_RUN_USER[@]}" -np 2 --host ha,hb "$TMP/mpi_check.openmpi" --iters 1
+	else
+		mpi_run "$who" "Open MPI -np 2 (one rank per namespace)" "$PP_BYTES" \
+			"${OMPI_RUN[@]}" -np 2 --host ha,hb "$TMP/mpi_check.openmpi" --iters 1
+	fi
 	if [ "$who" = root ]; then
 		mpi_run "$who" "Open MPI -np 4 (two ranks per namespace)" "$PP_BYTES" \
 			"${OMPI_RUN[@]}" -np 4 --host ha:2,hb:2 "$TMP/mpi_check.openmpi" --iters 1
