@@ -189,7 +189,7 @@ void xrxe_cmi_send(struct xrxe_cm *cm, struct xrxe_cm_id *id, const struct xrxe_
 		   bool retry, uint64_t now)
 {
 	if (xrxe_cm_mad_build(msg, id->mad)) {
-		xrxe_warn("cm: cannot build %s", xrxe_cm_attr_name(msg->hdr.attr_id));
+		xrxe_warn_rl("cm: cannot build %s", xrxe_cm_attr_name(msg->hdr.attr_id));
 		return;
 	}
 	id->mad_valid = true;

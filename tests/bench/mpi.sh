@@ -15,6 +15,7 @@ cd "$(dirname "$0")/../.." || exit 1
 export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 source tests/lib/netns.sh
+source tests/lib/verbs.sh # wait_listen
 XRXED=$PWD/$BUILD/bin/xrxed
 XRXE=$PWD/$BUILD/bin/xrxe
 RUN=("$XRXE" run --)
@@ -58,14 +59,6 @@ if ! netns_wait_file "/run/xrxe/$IF_A.sock" 10 || ! netns_wait_file "/run/xrxe/$
 	tail -n 5 "$tmp"/xrxed-*.log
 	exit 1
 fi
-wait_port() {
-	local _
-	for _ in $(seq 200); do
-		ns_exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
-		sleep 0.05
-	done
-	return 1
-}
 
 # --- perftest --------------------------------------------------------------------
 PORT=19300
@@ -77,7 +70,7 @@ pt() {
 	ns_exec "$NS_B" timeout 90 taskset -c 0 "${RUN[@]}" "$name" -d "xrxe_$IF_B" -F -p "$PORT" "$@" \
 		>"$tmp/$name.server" 2>&1 &
 	local spid=$!
-	wait_port "$NS_B" "$PORT"
+	wait_listen "$NS_B" "$PORT"
 	ns_exec "$NS_A" timeout 90 taskset -c 1 "${RUN[@]}" "$name" -d "xrxe_$IF_A" -F -p "$PORT" "$@" "$IP4_B" \
 		2>&1 | grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' | tail -n 1
 	wait "$spid"
@@ -94,7 +87,7 @@ ucp() {
 	ns_exec "$NS_B" timeout 90 taskset -c 0 env UCX_TLS=rc_verbs,ud_verbs "${RUN[@]}" \
 		ucx_perftest -p "$PORT" >"$tmp/ucp.server" 2>&1 &
 	local spid=$!
-	wait_port "$NS_B" "$PORT"
+	wait_listen "$NS_B" "$PORT"
 	ns_exec "$NS_A" timeout 90 taskset -c 1 env UCX_TLS=rc_verbs,ud_verbs "${RUN[@]}" \
 		ucx_perftest "$IP4_B" -p "$PORT" -t "$test" -s "$size" -n "$n" >"$tmp/ucp.client" 2>&1
 	wait "$spid"
