@@ -31,7 +31,7 @@ int xrxe_cli_getopt(const struct xrxe_command *cmd, int argc, char **argv, const
 	c = getopt_long(argc, argv, spec, longopts, NULL);
 	switch (c) {
 	case 'h':
-		fputs(cmd->help, stdout);
+		xrxe_cli_print_help(cmd, stdout);
 		exit(fflush(stdout) ? XRXE_EXIT_FAILURE : XRXE_EXIT_OK);
 	case ':':
 		if (optopt)
@@ -64,6 +64,21 @@ bool xrxe_cli_positionals(const struct xrxe_command *cmd, int argc, unsigned min
 		return false;
 	}
 	return true;
+}
+
+void xrxe_cli_print_help(const struct xrxe_command *cmd, FILE *out)
+{
+	static const char heading[] = "\nOPTIONS\n";
+	const char *at = cmd->opts ? strstr(cmd->help, heading) : NULL;
+
+	if (!at) {
+		fputs(cmd->help, out);
+		return;
+	}
+	at += sizeof(heading) - 1;
+	fwrite(cmd->help, 1, (size_t)(at - cmd->help), out);
+	xrxe_opt_print_help(out, cmd->opts, cmd->opt_extra);
+	fputs(at, out);
 }
 
 void xrxe_json_string(FILE *out, const char *s)

@@ -59,46 +59,45 @@ static int read_counters(const char *ifname, struct xrxe_steer_stat c[XRXE_STEER
 
 /* --- attach ---------------------------------------------------------------------- */
 
+static const enum xrxe_opt_id attach_opts[] = {
+	XRXE_OPT_MODE, XRXE_OPT_PORT, XRXE_OPT_PRIORITY, XRXE_OPT_HELP, XRXE_OPT_COUNT,
+};
+static const char *const attach_opt_extra[XRXE_OPT_COUNT] = {
+	[XRXE_OPT_MODE] = "        Without it: native.\n",
+};
+
 static int run_attach(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "mode", required_argument, NULL, 'm' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "priority", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const struct xrxe_command *cmd = &xrxe_cmd_attach;
 	enum xrxe_steer_mode mode = XRXE_STEER_MODE_NATIVE;
 	unsigned long prio = 0;
 	struct xrxe_steer_state st;
 	unsigned long port = XRXE_STEER_DEFAULT_UDP_PORT;
+	struct xrxe_opt_parser p;
 	const char *ifname;
+	char err[160];
 	bool already;
-	char *end;
-	int c;
+	int c, bad;
 
-	while ((c = xrxe_cli_getopt(cmd, argc, argv, "m:p:P:", longopts)) != -1) {
-		switch (c) {
-		case 'm':
-			if (xrxe_steer_mode_parse(optarg, &mode))
-				return xrxe_cli_usage(cmd, "--mode is native or skb, not '%s'", optarg);
+	xrxe_opt_parser_init(&p, attach_opts);
+	while ((c = xrxe_cli_getopt(cmd, argc, argv, p.shortopts, p.longopts)) != -1) {
+		switch (xrxe_opt_id_of(c)) {
+		case XRXE_OPT_MODE:
+			bad = xrxe_opt_parse_mode(optarg, &mode, err, sizeof(err));
 			break;
-		case 'p':
-			errno = 0;
-			port = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || !port || port > 65535)
-				return xrxe_cli_usage(cmd, "--port is 1-65535, not '%s'", optarg);
+		case XRXE_OPT_PORT:
+			bad = xrxe_opt_parse_uint(XRXE_OPT_PORT, optarg, 1, 65535, &port, err,
+						  sizeof(err));
 			break;
-		case 'P':
-			errno = 0;
-			prio = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || !prio || prio > 1000)
-				return xrxe_cli_usage(cmd, "--priority is 1-1000, not '%s'", optarg);
+		case XRXE_OPT_PRIORITY:
+			bad = xrxe_opt_parse_uint(XRXE_OPT_PRIORITY, optarg, 1, 1000, &prio, err,
+						  sizeof(err));
 			break;
 		default:
 			return XRXE_EXIT_USAGE;
 		}
+		if (bad)
+			return xrxe_cli_usage(cmd, "%s", err);
 	}
 	if (!xrxe_cli_positionals(cmd, argc, 1, 1, "IFACE"))
 		return XRXE_EXIT_USAGE;
@@ -124,6 +123,8 @@ const struct xrxe_command xrxe_cmd_attach = {
 	.name = "attach",
 	.summary = "load the XDP steering program on an interface",
 	.run = run_attach,
+	.opts = attach_opts,
+	.opt_extra = attach_opt_extra,
 	.help =
 	"NAME\n"
 	"    xrxe attach - load the XDP steering program on an interface\n"
@@ -164,16 +165,6 @@ const struct xrxe_command xrxe_cmd_attach = {
 	"    made inside 'ip netns exec' vanish when that command ends).\n"
 	"\n"
 	"OPTIONS\n"
-	"    -m, --mode native|skb\n"
-	"        native (default): the driver runs the program (XDP_FLAGS_DRV_MODE).\n"
-	"        skb: generic XDP, after the kernel has built an skb; works on any\n"
-	"        interface, slower. (drv and generic are accepted as synonyms.)\n"
-	"    -p, --port PORT\n"
-	"        steer UDP destination port PORT instead of 4791.\n"
-	"    -P, --priority N\n"
-	"        libxdp run priority 1-1000 instead of 50 (lower runs first).\n"
-	"    -h, --help\n"
-	"        show this page.\n"
 	"\n"
 	"EXIT STATUS\n"
 	"    0  attached, or already attached in this mode\n"
