@@ -34,7 +34,8 @@
  *   hog IFACE WHAT [--count N] [--ready FILE]
  *                                 create WHAT (pd cq channel mr bigmr qp
  *                                 conns) until refused; prints "made N",
- *                                 "errno NAME"; with --ready, holds them
+ *                                 "errno NAME" (and "rkey K" per MR); with
+ *                                 --ready, holds them
  *
  * Output is "key value" lines on stdout; errors one line on stderr; exit
  * status 0 when every expectation held.
@@ -1550,6 +1551,10 @@ static int cmd_hog(const struct common *o, const char *what)
 				req.addr = req.iova = addr;
 				req.length = len;
 				err = call(&c, &req, sizeof(req), NULL, 0, &rep, rfds, &nr);
+				/* the keys, for a look at how guessable they are */
+				if (!err)
+					printf("rkey 0x%08x\n",
+					       ((struct xrxe_ctrl_reg_mr_reply *)&rep)->rkey);
 			} else if (!strcmp(what, "qp")) {
 				struct cq cq;
 				struct xrxe_ctrl_create_qp req;

@@ -8,6 +8,8 @@
 # a small log.
 #  (a) object tables: PDs, CQs, QPs, completion channels, one-page MRs until
 #      refused with EDQUOT at the user's limit (--limit);
+#      the attacker's MR keys are neither in turn nor slot indices (attack 6:
+#      predictable R_Keys);
 #  (b) address space: a 1 TiB MR refused (EDQUOT: registered bytes);
 #  (c) connections without HELLO: at most the user's limit stay open, and
 #      those are closed after the HELLO timeout;
@@ -170,6 +172,25 @@ check_hog cq 16
 check_hog qp 8
 check_hog channel 16
 check_hog mr 64
+# attack 6: keys handed out in turn (rxe's old index << 8 | key byte, each
+# MR's key 0x100 above the one before) let a user predict another's from its
+# own. The attacker's 64 keys: none follows its predecessor, and their names
+# (upper 24 bits) are not slot indices (the daemon's 131 073 slots need 18
+# bits; a random name is below 2^18 once in 64).
+keys=$(awk '$1 == "rkey" { print $2 }' "$TMP/hog.out")
+nkeys=$(wc -w <<<"$keys")
+in_turn=0 slot_like=0 prev=''
+for k in $keys; do
+	[ -n "$prev" ] && [ $((k - prev)) -eq $((0x100)) ] && in_turn=$((in_turn + 1))
+	[ $((k >> 8)) -lt $((1 << 18)) ] && slot_like=$((slot_like + 1))
+	prev=$k
+done
+if [ "$nkeys" -ge 32 ] && [ "$in_turn" -le 2 ] && [ "$slot_like" -le 8 ]; then
+	tap_ok "attack 6: the attacker's $nkeys R_Keys are not in turn ($in_turn) and not slot indices ($slot_like)"
+else
+	tap_fail "attack 6: R_Keys not predictable ($nkeys keys, $in_turn in turn, $slot_like slot-like)"
+	tap_diag "$keys"
+fi
 
 hog "$ATTACKER" bigmr --count 1
 if [ "$(hog_field errno)" = EDQUOT ]; then
@@ -449,11 +470,14 @@ wait "$BPID" 2>/dev/null
 # --- budgets and log ---------------------------------------------------------------
 fds=$(ls "/proc/$DPID/fd" 2>/dev/null | wc -l)
 maps=$(wc -l <"/proc/$DPID/maps" 2>/dev/null)
+# resident memory in kB: the attacks leave nothing behind that grows it
+rss=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$DPID/status" 2>/dev/null)
 lines=$(wc -l <"$TMP/xrxed.log")
-if kill -0 "$DPID" 2>/dev/null && [ "$fds" -lt 100 ] && [ "$maps" -lt 1000 ]; then
-	tap_ok "the daemon lives, with $fds descriptors and $maps mappings after the attacks"
+if kill -0 "$DPID" 2>/dev/null && [ "$fds" -lt 100 ] && [ "$maps" -lt 1000 ] &&
+	[ "${rss:-0}" -gt 0 ] && [ "$rss" -lt $((1 << 20)) ]; then
+	tap_ok "the daemon lives, with $fds descriptors, $maps mappings and $((rss >> 10)) MiB resident after the attacks"
 else
-	tap_fail "the daemon lives within budget ($fds descriptors, $maps mappings)"
+	tap_fail "the daemon lives within budget ($fds descriptors, $maps mappings, ${rss:-?} kB resident)"
 fi
 if [ "$lines" -lt 150 ]; then
 	tap_ok "the daemon's log stays small ($lines lines)"
