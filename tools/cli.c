@@ -50,6 +50,22 @@ int xrxe_cli_getopt(const struct xrxe_command *cmd, int argc, char **argv, const
 	}
 }
 
+int xrxe_cli_getopt_cmd(const struct xrxe_command *cmd, int argc, char **argv,
+			const char *prefix)
+{
+	/* getopt_long keeps pointing into these between calls */
+	static struct xrxe_opt_parser p;
+	static const struct xrxe_command *built;
+	char spec[64];
+
+	if (built != cmd) {
+		xrxe_opt_parser_init(&p, cmd->opts);
+		built = cmd;
+	}
+	snprintf(spec, sizeof(spec), "%s%s", prefix, p.shortopts);
+	return xrxe_cli_getopt(cmd, argc, argv, spec, p.longopts);
+}
+
 bool xrxe_cli_positionals(const struct xrxe_command *cmd, int argc, unsigned min, unsigned max,
 			  const char *what)
 {

@@ -66,6 +66,12 @@ int xrxe_cli_usage(const struct xrxe_command *cmd, const char *fmt, ...)
 int xrxe_cli_getopt(const struct xrxe_command *cmd, int argc, char **argv, const char *shortopts,
 		    const struct option *longopts);
 
+/* xrxe_cli_getopt with the command's own options (cmd->opts, from the
+ * shared table); prefix goes in front of the short options ("+": stop at
+ * the first non-option). */
+int xrxe_cli_getopt_cmd(const struct xrxe_command *cmd, int argc, char **argv,
+			const char *prefix);
+
 /* The positional arguments after options: min..max of them, else a usage
  * error naming `what` (returns false after printing it). */
 bool xrxe_cli_positionals(const struct xrxe_command *cmd, int argc, unsigned min, unsigned max,

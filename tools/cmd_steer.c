@@ -16,12 +16,6 @@
 #include "daemon/steer.h"
 #include "xrxe/abi.h"
 
-static const struct option opt_json[] = {
-	{ "json", no_argument, NULL, 'j' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
-};
-
 /* --- output ---------------------------------------------------------------------- */
 
 static void counters_text(FILE *out, const struct xrxe_steer_stat c[XRXE_STEER_COUNTER_COUNT],
@@ -73,14 +67,12 @@ static int run_attach(int argc, char **argv)
 	unsigned long prio = 0;
 	struct xrxe_steer_state st;
 	unsigned long port = XRXE_STEER_DEFAULT_UDP_PORT;
-	struct xrxe_opt_parser p;
 	const char *ifname;
 	char err[160];
 	bool already;
 	int c, bad;
 
-	xrxe_opt_parser_init(&p, attach_opts);
-	while ((c = xrxe_cli_getopt(cmd, argc, argv, p.shortopts, p.longopts)) != -1) {
+	while ((c = xrxe_cli_getopt_cmd(cmd, argc, argv, "")) != -1) {
 		switch (xrxe_opt_id_of(c)) {
 		case XRXE_OPT_MODE:
 			bad = xrxe_opt_parse_mode(optarg, &mode, err, sizeof(err));
@@ -185,13 +177,9 @@ const struct xrxe_command xrxe_cmd_attach = {
 
 static int run_detach(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const struct xrxe_command *cmd = &xrxe_cmd_detach;
 
-	if (xrxe_cli_getopt(cmd, argc, argv, "", longopts) != -1)
+	if (xrxe_cli_getopt_cmd(cmd, argc, argv, "") != -1)
 		return XRXE_EXIT_USAGE;
 	if (!xrxe_cli_positionals(cmd, argc, 1, 1, "IFACE"))
 		return XRXE_EXIT_USAGE;
@@ -201,10 +189,13 @@ static int run_detach(int argc, char **argv)
 	return XRXE_EXIT_OK;
 }
 
+static const enum xrxe_opt_id detach_opts[] = { XRXE_OPT_HELP, XRXE_OPT_COUNT };
+
 const struct xrxe_command xrxe_cmd_detach = {
 	.name = "detach",
 	.summary = "remove the XDP steering program from an interface",
 	.run = run_detach,
+	.opts = detach_opts,
 	.help =
 	"NAME\n"
 	"    xrxe detach - remove the XDP steering program from an interface\n"
@@ -221,8 +212,6 @@ const struct xrxe_command xrxe_cmd_detach = {
 	"    their order (libxdp removes the dispatcher with its last program).\n"
 	"\n"
 	"OPTIONS\n"
-	"    -h, --help\n"
-	"        show this page.\n"
 	"\n"
 	"EXIT STATUS\n"
 	"    0  detached\n"
@@ -405,7 +394,7 @@ static int run_status(int argc, char **argv)
 	FILE *out;
 	int c, err;
 
-	while ((c = xrxe_cli_getopt(cmd, argc, argv, "j", opt_json)) != -1) {
+	while ((c = xrxe_cli_getopt_cmd(cmd, argc, argv, "")) != -1) {
 		if (c != 'j')
 			return XRXE_EXIT_USAGE;
 		json = true;
@@ -438,10 +427,24 @@ static int run_status(int argc, char **argv)
 	return err ? XRXE_EXIT_FAILURE : XRXE_EXIT_OK;
 }
 
+static const enum xrxe_opt_id status_opts[] = { XRXE_OPT_JSON, XRXE_OPT_HELP, XRXE_OPT_COUNT };
+static const char *const status_opt_extra[XRXE_OPT_COUNT] = {
+	[XRXE_OPT_JSON] =
+		"        one JSON object: {\"interfaces\":[{\"name\", \"ifindex\", \"xdp\": null or\n"
+		"        {\"ours\", \"mode\", \"prog_id\", \"prog_name\", \"dispatcher\": null or\n"
+		"        {\"prog_id\", \"programs\": [{\"prog_id\", \"priority\", \"ours\", \"name\"}]},\n"
+		"        \"udp_port\", \"loaded_by\": \"xrxed\" or \"attach\", \"daemon\", \"orphaned\",\n"
+		"        \"native_refused\"},\n"
+		"        \"counters\": {NAME: {\"packets\", \"bytes\"}}}]}; counters only for\n"
+		"        xrxe's program.\n",
+};
+
 const struct xrxe_command xrxe_cmd_status = {
 	.name = "status",
 	.summary = "show XDP programs and steering counters",
 	.run = run_status,
+	.opts = status_opts,
+	.opt_extra = status_opt_extra,
 	.help =
 	"NAME\n"
 	"    xrxe status - show XDP programs and steering counters\n"
@@ -475,16 +478,6 @@ const struct xrxe_command xrxe_cmd_status = {
 	"    nowhere. Identifying attached programs needs root.\n"
 	"\n"
 	"OPTIONS\n"
-	"    -j, --json\n"
-	"        one JSON object: {\"interfaces\":[{\"name\", \"ifindex\", \"xdp\": null or\n"
-	"        {\"ours\", \"mode\", \"prog_id\", \"prog_name\", \"dispatcher\": null or\n"
-	"        {\"prog_id\", \"programs\": [{\"prog_id\", \"priority\", \"ours\", \"name\"}]},\n"
-	"        \"udp_port\", \"loaded_by\": \"xrxed\" or \"attach\", \"daemon\", \"orphaned\",\n"
-	"        \"native_refused\"},\n"
-	"        \"counters\": {NAME: {\"packets\", \"bytes\"}}}]}; counters only for\n"
-	"        xrxe's program.\n"
-	"    -h, --help\n"
-	"        show this page.\n"
 	"\n"
 	"EXIT STATUS\n"
 	"    0  shown (also when nothing is attached)\n"
@@ -508,7 +501,7 @@ static int run_stats(int argc, char **argv)
 	bool json = false;
 	int c;
 
-	while ((c = xrxe_cli_getopt(cmd, argc, argv, "j", opt_json)) != -1) {
+	while ((c = xrxe_cli_getopt_cmd(cmd, argc, argv, "")) != -1) {
 		if (c != 'j')
 			return XRXE_EXIT_USAGE;
 		json = true;
@@ -537,10 +530,19 @@ static int run_stats(int argc, char **argv)
 	return XRXE_EXIT_OK;
 }
 
+static const enum xrxe_opt_id stats_opts[] = { XRXE_OPT_JSON, XRXE_OPT_HELP, XRXE_OPT_COUNT };
+static const char *const stats_opt_extra[XRXE_OPT_COUNT] = {
+	[XRXE_OPT_JSON] =
+		"        {\"name\": IFACE, \"counters\": {NAME: {\"packets\", \"bytes\"}},\n"
+		"         \"daemon\": {SECTION: {NAME: VALUE}} or null}\n",
+};
+
 const struct xrxe_command xrxe_cmd_stats = {
 	.name = "stats",
 	.summary = "show the steering counters of an interface",
 	.run = run_stats,
+	.opts = stats_opts,
+	.opt_extra = stats_opt_extra,
 	.help =
 	"NAME\n"
 	"    xrxe stats - show the steering counters of an interface\n"
@@ -556,11 +558,6 @@ const struct xrxe_command xrxe_cmd_stats = {
 	"    control connections and objects (ctrl), netlink. 'xrxe qp' lists QPs.\n"
 	"\n"
 	"OPTIONS\n"
-	"    -j, --json\n"
-	"        {\"name\": IFACE, \"counters\": {NAME: {\"packets\", \"bytes\"}},\n"
-	"         \"daemon\": {SECTION: {NAME: VALUE}} or null}\n"
-	"    -h, --help\n"
-	"        show this page.\n"
 	"\n"
 	"EXIT STATUS\n"
 	"    0  shown\n"

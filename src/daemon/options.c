@@ -90,6 +90,11 @@ const struct xrxe_opt_def xrxe_opt_defs[XRXE_OPT_COUNT] = {
 		"        or RLIMIT_RTPRIO.\n",
 		NULL,
 	},
+	[XRXE_OPT_JSON] = {
+		"json", 'j', NULL,
+		"        JSON instead of text:\n",
+		NULL,
+	},
 	[XRXE_OPT_VERBOSE] = {
 		"verbose", 'v', NULL,
 		"        log at debug level (same as XRXE_LOG=debug).\n",

@@ -27,6 +27,7 @@ enum xrxe_opt_id {
 	XRXE_OPT_SELECTIVE_REPEAT, /* --selective-repeat off|cm|on (xrxed) */
 	XRXE_OPT_LIMIT,            /* -l, --limit NAME=VALUE   (xrxed) */
 	XRXE_OPT_RT_PRIORITY,      /* -r, --rt-priority PRIO   (xrxed) */
+	XRXE_OPT_JSON,             /* -j, --json               (xrxe stats, status, qp, cm, cc) */
 	XRXE_OPT_VERBOSE,          /* -v, --verbose            (xrxed) */
 	XRXE_OPT_HELP,             /* -h, --help               (everywhere) */
 	XRXE_OPT_COUNT,            /* also ends a list of ids */
