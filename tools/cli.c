@@ -31,7 +31,7 @@ int xrxe_cli_getopt(const struct xrxe_command *cmd, int argc, char **argv, const
 	c = getopt_long(argc, argv, spec, longopts, NULL);
 	switch (c) {
 	case 'h':
-		fputs(cmd->help, stdout);
+		xrxe_cli_print_help(cmd, stdout);
 		exit(fflush(stdout) ? XRXE_EXIT_FAILURE : XRXE_EXIT_OK);
 	case ':':
 		if (optopt)
@@ -50,6 +50,22 @@ int xrxe_cli_getopt(const struct xrxe_command *cmd, int argc, char **argv, const
 	}
 }
 
+int xrxe_cli_getopt_cmd(const struct xrxe_command *cmd, int argc, char **argv,
+			const char *prefix)
+{
+	/* getopt_long keeps pointing into these between calls */
+	static struct xrxe_opt_parser p;
+	static const struct xrxe_command *built;
+	char spec[64];
+
+	if (built != cmd) {
+		xrxe_opt_parser_init(&p, cmd->opts);
+		built = cmd;
+	}
+	snprintf(spec, sizeof(spec), "%s%s", prefix, p.shortopts);
+	return xrxe_cli_getopt(cmd, argc, argv, spec, p.longopts);
+}
+
 bool xrxe_cli_positionals(const struct xrxe_command *cmd, int argc, unsigned min, unsigned max,
 			  const char *what)
 {
@@ -64,6 +80,21 @@ bool xrxe_cli_positionals(const struct xrxe_command *cmd, int argc, unsigned min
 		return false;
 	}
 	return true;
+}
+
+void xrxe_cli_print_help(const struct xrxe_command *cmd, FILE *out)
+{
+	static const char heading[] = "\nOPTIONS\n";
+	const char *at = cmd->opts ? strstr(cmd->help, heading) : NULL;
+
+	if (!at) {
+		fputs(cmd->help, out);
+		return;
+	}
+	at += sizeof(heading) - 1;
+	fwrite(cmd->help, 1, (size_t)(at - cmd->help), out);
+	xrxe_opt_print_help(out, cmd->opts, cmd->opt_extra);
+	fputs(at, out);
 }
 
 void xrxe_json_string(FILE *out, const char *s)

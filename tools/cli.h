@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "daemon/options.h"
+
 #ifndef XRXE_VERSION
 #define XRXE_VERSION "0.1.0"
 #endif
@@ -26,6 +28,11 @@ struct xrxe_command {
 	const char *name;
 	const char *summary; /* one line for `xrxe --help` */
 	const char *help;    /* the full page: `xrxe help NAME`, `xrxe NAME --help` */
+	/* Options from the shared table (src/daemon/options.h), ending in
+	 * XRXE_OPT_COUNT, or NULL: their --help entries go right after the
+	 * page's "OPTIONS" heading; opt_extra[id] adds a paragraph to one. */
+	const enum xrxe_opt_id *opts;
+	const char *const *opt_extra;
 	/* argv[0] is the command name, as in main(). Returns an exit status. */
 	int (*run)(int argc, char **argv);
 };
@@ -59,10 +66,19 @@ int xrxe_cli_usage(const struct xrxe_command *cmd, const char *fmt, ...)
 int xrxe_cli_getopt(const struct xrxe_command *cmd, int argc, char **argv, const char *shortopts,
 		    const struct option *longopts);
 
+/* xrxe_cli_getopt with the command's own options (cmd->opts, from the
+ * shared table); prefix goes in front of the short options ("+": stop at
+ * the first non-option). */
+int xrxe_cli_getopt_cmd(const struct xrxe_command *cmd, int argc, char **argv,
+			const char *prefix);
+
 /* The positional arguments after options: min..max of them, else a usage
  * error naming `what` (returns false after printing it). */
 bool xrxe_cli_positionals(const struct xrxe_command *cmd, int argc, unsigned min, unsigned max,
 			  const char *what);
+
+/* The command's page: help with the table's option entries (opts). */
+void xrxe_cli_print_help(const struct xrxe_command *cmd, FILE *out);
 
 /* Write s as a JSON string literal (quotes included). */
 void xrxe_json_string(FILE *out, const char *s);

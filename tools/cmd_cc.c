@@ -96,12 +96,6 @@ static const char *cc_strerror(int err)
 	}
 }
 
-static const struct option opts[] = {
-	{ "json", no_argument, NULL, 'j' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
-};
-
 static int run_cc(int argc, char **argv)
 {
 	const struct xrxe_command *cmd = &xrxe_cmd_cc;
@@ -112,7 +106,7 @@ static int run_cc(int argc, char **argv)
 	bool json = false;
 	int c, err;
 
-	while ((c = xrxe_cli_getopt(cmd, argc, argv, "+j", opts)) != -1) {
+	while ((c = xrxe_cli_getopt_cmd(cmd, argc, argv, "+")) != -1) {
 		if (c != 'j')
 			return XRXE_EXIT_USAGE;
 		json = true;
@@ -163,10 +157,18 @@ static int run_cc(int argc, char **argv)
 	return XRXE_EXIT_OK;
 }
 
+static const enum xrxe_opt_id cc_opts[] = { XRXE_OPT_JSON, XRXE_OPT_HELP, XRXE_OPT_COUNT };
+static const char *const cc_opt_extra[XRXE_OPT_COUNT] = {
+	[XRXE_OPT_JSON] =
+		"        {\"interface\": IFACE, \"params\": {NAME: VALUE, ...}}\n",
+};
+
 const struct xrxe_command xrxe_cmd_cc = {
 	.name = "cc",
 	.summary = "show or set congestion control (DCQCN) of an interface's daemon",
 	.run = run_cc,
+	.opts = cc_opts,
+	.opt_extra = cc_opt_extra,
 	.help =
 	"NAME\n"
 	"    xrxe cc - show or set congestion control (DCQCN) of an interface's daemon\n"
@@ -189,10 +191,6 @@ const struct xrxe_command xrxe_cmd_cc = {
 	"    --cc NAME=VALUE to make them stick).\n"
 	"\n"
 	"OPTIONS\n"
-	"    -j, --json\n"
-	"        {\"interface\": IFACE, \"params\": {NAME: VALUE, ...}}\n"
-	"    -h, --help\n"
-	"        show this page.\n"
 	"\n"
 	"EXIT STATUS\n"
 	"    0  done\n"

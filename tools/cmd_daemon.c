@@ -60,19 +60,13 @@ out:
 	return err;
 }
 
-static const struct option opt_json[] = {
-	{ "json", no_argument, NULL, 'j' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
-};
-
 /* xrxe qp / xrxe cm: one report of the daemon, text or JSON. */
 static int run_report(const struct xrxe_command *cmd, unsigned flag, int argc, char **argv)
 {
 	bool json = false;
 	int c, err;
 
-	while ((c = xrxe_cli_getopt(cmd, argc, argv, "j", opt_json)) != -1) {
+	while ((c = xrxe_cli_getopt_cmd(cmd, argc, argv, "")) != -1) {
 		if (c != 'j')
 			return XRXE_EXIT_USAGE;
 		json = true;
@@ -100,10 +94,18 @@ static int run_cm(int argc, char **argv)
 	return run_report(&xrxe_cmd_cm, XRXE_STATS_F_CM, argc, argv);
 }
 
+static const enum xrxe_opt_id cm_opts[] = { XRXE_OPT_JSON, XRXE_OPT_HELP, XRXE_OPT_COUNT };
+static const char *const cm_opt_extra[XRXE_OPT_COUNT] = {
+	[XRXE_OPT_JSON] =
+		"        {\"counters\": {...}, \"ids\": [{\"pid\", \"ps\", \"state\", ...}]}\n",
+};
+
 const struct xrxe_command xrxe_cmd_cm = {
 	.name = "cm",
 	.summary = "show the connection manager of an interface's daemon",
 	.run = run_cm,
+	.opts = cm_opts,
+	.opt_extra = cm_opt_extra,
 	.help =
 	"NAME\n"
 	"    xrxe cm - show the connection manager of an interface's daemon\n"
@@ -125,10 +127,6 @@ const struct xrxe_command xrxe_cmd_cm = {
 	"    pid 0.\n"
 	"\n"
 	"OPTIONS\n"
-	"    -j, --json\n"
-	"        {\"counters\": {...}, \"ids\": [{\"pid\", \"ps\", \"state\", ...}]}\n"
-	"    -h, --help\n"
-	"        show this page.\n"
 	"\n"
 	"EXIT STATUS\n"
 	"    0  shown\n"
@@ -143,10 +141,24 @@ const struct xrxe_command xrxe_cmd_cm = {
 	"    xrxe qp, xrxe stats, xrxed(8), rdma_cm(7)\n",
 };
 
+static const enum xrxe_opt_id qp_opts[] = { XRXE_OPT_JSON, XRXE_OPT_HELP, XRXE_OPT_COUNT };
+static const char *const qp_opt_extra[XRXE_OPT_COUNT] = {
+	[XRXE_OPT_JSON] =
+		"        {\"interface\": IFACE, \"qps\": [{\"qpn\", \"type\", \"state\", ...}]}\n"
+		"        Loss recovery besides: \"resent_packets\" (requester packets sent\n"
+		"        again: go-back-N resends, probes; responder READ response packets\n"
+		"        replayed), \"out_of_sequence\" (requests dropped for a PSN past the\n"
+		"        expected one), \"recoveries\" (episodes: a loss learnt until what\n"
+		"        was sent before it is acknowledged), \"probes\" (loss probe packets)\n"
+		"        and \"cwnd\" (the send window in PSNs).\n",
+};
+
 const struct xrxe_command xrxe_cmd_qp = {
 	.name = "qp",
 	.summary = "show the queue pairs of an interface's daemon",
 	.run = run_qp,
+	.opts = qp_opts,
+	.opt_extra = qp_opt_extra,
 	.help =
 	"NAME\n"
 	"    xrxe qp - show the queue pairs of an interface's daemon\n"
@@ -165,16 +177,6 @@ const struct xrxe_command xrxe_cmd_qp = {
 	"    received/sent, and duplicates.\n"
 	"\n"
 	"OPTIONS\n"
-	"    -j, --json\n"
-	"        {\"interface\": IFACE, \"qps\": [{\"qpn\", \"type\", \"state\", ...}]}\n"
-	"        Loss recovery besides: \"resent_packets\" (requester packets sent\n"
-	"        again: go-back-N resends, probes; responder READ response packets\n"
-	"        replayed), \"out_of_sequence\" (requests dropped for a PSN past the\n"
-	"        expected one), \"recoveries\" (episodes: a loss learnt until what\n"
-	"        was sent before it is acknowledged), \"probes\" (loss probe packets)\n"
-	"        and \"cwnd\" (the send window in PSNs).\n"
-	"    -h, --help\n"
-	"        show this page.\n"
 	"\n"
 	"EXIT STATUS\n"
 	"    0  shown\n"

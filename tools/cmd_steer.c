@@ -16,12 +16,6 @@
 #include "daemon/steer.h"
 #include "xrxe/abi.h"
 
-static const struct option opt_json[] = {
-	{ "json", no_argument, NULL, 'j' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
-};
-
 /* --- output ---------------------------------------------------------------------- */
 
 static void counters_text(FILE *out, const struct xrxe_steer_stat c[XRXE_STEER_COUNTER_COUNT],
@@ -59,46 +53,43 @@ static int read_counters(const char *ifname, struct xrxe_steer_stat c[XRXE_STEER
 
 /* --- attach ---------------------------------------------------------------------- */
 
+static const enum xrxe_opt_id attach_opts[] = {
+	XRXE_OPT_MODE, XRXE_OPT_PORT, XRXE_OPT_PRIORITY, XRXE_OPT_HELP, XRXE_OPT_COUNT,
+};
+static const char *const attach_opt_extra[XRXE_OPT_COUNT] = {
+	[XRXE_OPT_MODE] = "        Without it: native.\n",
+};
+
 static int run_attach(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "mode", required_argument, NULL, 'm' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "priority", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const struct xrxe_command *cmd = &xrxe_cmd_attach;
 	enum xrxe_steer_mode mode = XRXE_STEER_MODE_NATIVE;
 	unsigned long prio = 0;
 	struct xrxe_steer_state st;
 	unsigned long port = XRXE_STEER_DEFAULT_UDP_PORT;
 	const char *ifname;
+	char err[160];
 	bool already;
-	char *end;
-	int c;
+	int c, bad;
 
-	while ((c = xrxe_cli_getopt(cmd, argc, argv, "m:p:P:", longopts)) != -1) {
-		switch (c) {
-		case 'm':
-			if (xrxe_steer_mode_parse(optarg, &mode))
-				return xrxe_cli_usage(cmd, "--mode is native or skb, not '%s'", optarg);
+	while ((c = xrxe_cli_getopt_cmd(cmd, argc, argv, "")) != -1) {
+		switch (xrxe_opt_id_of(c)) {
+		case XRXE_OPT_MODE:
+			bad = xrxe_opt_parse_mode(optarg, &mode, err, sizeof(err));
 			break;
-		case 'p':
-			errno = 0;
-			port = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || !port || port > 65535)
-				return xrxe_cli_usage(cmd, "--port is 1-65535, not '%s'", optarg);
+		case XRXE_OPT_PORT:
+			bad = xrxe_opt_parse_uint(XRXE_OPT_PORT, optarg, 1, 65535, &port, err,
+						  sizeof(err));
 			break;
-		case 'P':
-			errno = 0;
-			prio = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || !prio || prio > 1000)
-				return xrxe_cli_usage(cmd, "--priority is 1-1000, not '%s'", optarg);
+		case XRXE_OPT_PRIORITY:
+			bad = xrxe_opt_parse_uint(XRXE_OPT_PRIORITY, optarg, 1, 1000, &prio, err,
+						  sizeof(err));
 			break;
 		default:
 			return XRXE_EXIT_USAGE;
 		}
+		if (bad)
+			return xrxe_cli_usage(cmd, "%s", err);
 	}
 	if (!xrxe_cli_positionals(cmd, argc, 1, 1, "IFACE"))
 		return XRXE_EXIT_USAGE;
@@ -124,6 +115,8 @@ const struct xrxe_command xrxe_cmd_attach = {
 	.name = "attach",
 	.summary = "load the XDP steering program on an interface",
 	.run = run_attach,
+	.opts = attach_opts,
+	.opt_extra = attach_opt_extra,
 	.help =
 	"NAME\n"
 	"    xrxe attach - load the XDP steering program on an interface\n"
@@ -164,16 +157,6 @@ const struct xrxe_command xrxe_cmd_attach = {
 	"    made inside 'ip netns exec' vanish when that command ends).\n"
 	"\n"
 	"OPTIONS\n"
-	"    -m, --mode native|skb\n"
-	"        native (default): the driver runs the program (XDP_FLAGS_DRV_MODE).\n"
-	"        skb: generic XDP, after the kernel has built an skb; works on any\n"
-	"        interface, slower. (drv and generic are accepted as synonyms.)\n"
-	"    -p, --port PORT\n"
-	"        steer UDP destination port PORT instead of 4791.\n"
-	"    -P, --priority N\n"
-	"        libxdp run priority 1-1000 instead of 50 (lower runs first).\n"
-	"    -h, --help\n"
-	"        show this page.\n"
 	"\n"
 	"EXIT STATUS\n"
 	"    0  attached, or already attached in this mode\n"
@@ -194,13 +177,9 @@ const struct xrxe_command xrxe_cmd_attach = {
 
 static int run_detach(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const struct xrxe_command *cmd = &xrxe_cmd_detach;
 
-	if (xrxe_cli_getopt(cmd, argc, argv, "", longopts) != -1)
+	if (xrxe_cli_getopt_cmd(cmd, argc, argv, "") != -1)
 		return XRXE_EXIT_USAGE;
 	if (!xrxe_cli_positionals(cmd, argc, 1, 1, "IFACE"))
 		return XRXE_EXIT_USAGE;
@@ -210,10 +189,13 @@ static int run_detach(int argc, char **argv)
 	return XRXE_EXIT_OK;
 }
 
+static const enum xrxe_opt_id detach_opts[] = { XRXE_OPT_HELP, XRXE_OPT_COUNT };
+
 const struct xrxe_command xrxe_cmd_detach = {
 	.name = "detach",
 	.summary = "remove the XDP steering program from an interface",
 	.run = run_detach,
+	.opts = detach_opts,
 	.help =
 	"NAME\n"
 	"    xrxe detach - remove the XDP steering program from an interface\n"
@@ -230,8 +212,6 @@ const struct xrxe_command xrxe_cmd_detach = {
 	"    their order (libxdp removes the dispatcher with its last program).\n"
 	"\n"
 	"OPTIONS\n"
-	"    -h, --help\n"
-	"        show this page.\n"
 	"\n"
 	"EXIT STATUS\n"
 	"    0  detached\n"
@@ -414,7 +394,7 @@ static int run_status(int argc, char **argv)
 	FILE *out;
 	int c, err;
 
-	while ((c = xrxe_cli_getopt(cmd, argc, argv, "j", opt_json)) != -1) {
+	while ((c = xrxe_cli_getopt_cmd(cmd, argc, argv, "")) != -1) {
 		if (c != 'j')
 			return XRXE_EXIT_USAGE;
 		json = true;
@@ -447,10 +427,24 @@ static int run_status(int argc, char **argv)
 	return err ? XRXE_EXIT_FAILURE : XRXE_EXIT_OK;
 }
 
+static const enum xrxe_opt_id status_opts[] = { XRXE_OPT_JSON, XRXE_OPT_HELP, XRXE_OPT_COUNT };
+static const char *const status_opt_extra[XRXE_OPT_COUNT] = {
+	[XRXE_OPT_JSON] =
+		"        one JSON object: {\"interfaces\":[{\"name\", \"ifindex\", \"xdp\": null or\n"
+		"        {\"ours\", \"mode\", \"prog_id\", \"prog_name\", \"dispatcher\": null or\n"
+		"        {\"prog_id\", \"programs\": [{\"prog_id\", \"priority\", \"ours\", \"name\"}]},\n"
+		"        \"udp_port\", \"loaded_by\": \"xrxed\" or \"attach\", \"daemon\", \"orphaned\",\n"
+		"        \"native_refused\"},\n"
+		"        \"counters\": {NAME: {\"packets\", \"bytes\"}}}]}; counters only for\n"
+		"        xrxe's program.\n",
+};
+
 const struct xrxe_command xrxe_cmd_status = {
 	.name = "status",
 	.summary = "show XDP programs and steering counters",
 	.run = run_status,
+	.opts = status_opts,
+	.opt_extra = status_opt_extra,
 	.help =
 	"NAME\n"
 	"    xrxe status - show XDP programs and steering counters\n"
@@ -484,16 +478,6 @@ const struct xrxe_command xrxe_cmd_status = {
 	"    nowhere. Identifying attached programs needs root.\n"
 	"\n"
 	"OPTIONS\n"
-	"    -j, --json\n"
-	"        one JSON object: {\"interfaces\":[{\"name\", \"ifindex\", \"xdp\": null or\n"
-	"        {\"ours\", \"mode\", \"prog_id\", \"prog_name\", \"dispatcher\": null or\n"
-	"        {\"prog_id\", \"programs\": [{\"prog_id\", \"priority\", \"ours\", \"name\"}]},\n"
-	"        \"udp_port\", \"loaded_by\": \"xrxed\" or \"attach\", \"daemon\", \"orphaned\",\n"
-	"        \"native_refused\"},\n"
-	"        \"counters\": {NAME: {\"packets\", \"bytes\"}}}]}; counters only for\n"
-	"        xrxe's program.\n"
-	"    -h, --help\n"
-	"        show this page.\n"
 	"\n"
 	"EXIT STATUS\n"
 	"    0  shown (also when nothing is attached)\n"
@@ -517,7 +501,7 @@ static int run_stats(int argc, char **argv)
 	bool json = false;
 	int c;
 
-	while ((c = xrxe_cli_getopt(cmd, argc, argv, "j", opt_json)) != -1) {
+	while ((c = xrxe_cli_getopt_cmd(cmd, argc, argv, "")) != -1) {
 		if (c != 'j')
 			return XRXE_EXIT_USAGE;
 		json = true;
@@ -546,10 +530,19 @@ static int run_stats(int argc, char **argv)
 	return XRXE_EXIT_OK;
 }
 
+static const enum xrxe_opt_id stats_opts[] = { XRXE_OPT_JSON, XRXE_OPT_HELP, XRXE_OPT_COUNT };
+static const char *const stats_opt_extra[XRXE_OPT_COUNT] = {
+	[XRXE_OPT_JSON] =
+		"        {\"name\": IFACE, \"counters\": {NAME: {\"packets\", \"bytes\"}},\n"
+		"         \"daemon\": {SECTION: {NAME: VALUE}} or null}\n",
+};
+
 const struct xrxe_command xrxe_cmd_stats = {
 	.name = "stats",
 	.summary = "show the steering counters of an interface",
 	.run = run_stats,
+	.opts = stats_opts,
+	.opt_extra = stats_opt_extra,
 	.help =
 	"NAME\n"
 	"    xrxe stats - show the steering counters of an interface\n"
@@ -565,11 +558,6 @@ const struct xrxe_command xrxe_cmd_stats = {
 	"    control connections and objects (ctrl), netlink. 'xrxe qp' lists QPs.\n"
 	"\n"
 	"OPTIONS\n"
-	"    -j, --json\n"
-	"        {\"name\": IFACE, \"counters\": {NAME: {\"packets\", \"bytes\"}},\n"
-	"         \"daemon\": {SECTION: {NAME: VALUE}} or null}\n"
-	"    -h, --help\n"
-	"        show this page.\n"
 	"\n"
 	"EXIT STATUS\n"
 	"    0  shown\n"

@@ -105,7 +105,7 @@ static int run_help(int argc, char **argv)
 	cmd = find_command(argv[1]);
 	if (!cmd)
 		return unknown_command(argv[1]);
-	fputs(cmd->help, stdout);
+	xrxe_cli_print_help(cmd, stdout);
 	return XRXE_EXIT_OK;
 }
 

@@ -70,17 +70,6 @@ static const char *const counter_names[] = {
 _Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == XRXE_STEER_COUNTER_COUNT,
 	       "a counter without a name");
 
-int xrxe_steer_mode_parse(const char *s, enum xrxe_steer_mode *mode)
-{
-	if (!strcmp(s, "native") || !strcmp(s, "drv"))
-		*mode = XRXE_STEER_MODE_NATIVE;
-	else if (!strcmp(s, "skb") || !strcmp(s, "generic"))
-		*mode = XRXE_STEER_MODE_SKB;
-	else
-		return -EINVAL;
-	return 0;
-}
-
 const char *xrxe_steer_mode_name(enum xrxe_steer_mode mode)
 {
 	if ((unsigned)mode >= sizeof(mode_names) / sizeof(mode_names[0]))

@@ -91,9 +91,7 @@ struct xrxe_steer_maps {
  */
 
 const char *xrxe_steer_mode_name(enum xrxe_steer_mode mode);
-/* --mode of `xrxe attach` and `xrxed` alike: native (or drv), skb (or
- * generic), as xdp-loader names them. 0 or -EINVAL. */
-int xrxe_steer_mode_parse(const char *s, enum xrxe_steer_mode *mode);
+/* --mode's values: xrxe_opt_parse_mode (options.h). */
 
 /* 0 or -errno (-ENODEV: no such interface; -EPERM: identifying an attached
  * program needs CAP_SYS_ADMIN). */

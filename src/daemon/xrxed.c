@@ -60,8 +60,20 @@
 #include "util/log.h"
 #include "xrxe/wire.h"
 
+#include "daemon/options.h"
 #include "daemon/xrxed.h"
 #include "util/log.h"
+
+/* xrxed's options, in the order --help lists them (the table: options.h). */
+static const enum xrxe_opt_id xrxed_opts[] = {
+	XRXE_OPT_MODE,	 XRXE_OPT_QUEUES, XRXE_OPT_KEEP_XDP,	XRXE_OPT_CC,
+	XRXE_OPT_REXMIT, XRXE_OPT_SELECTIVE_REPEAT, XRXE_OPT_LIMIT, XRXE_OPT_RT_PRIORITY,
+	XRXE_OPT_VERBOSE, XRXE_OPT_HELP,	 XRXE_OPT_COUNT,
+};
+static const char *const xrxed_opt_extra[XRXE_OPT_COUNT] = {
+	[XRXE_OPT_MODE] = "        Without it: native, and generic (skb) when the driver refuses\n"
+			  "        native XDP (logged once; 'xrxe status' shows it).\n",
+};
 
 /* The manual page (xrxed(8) is generated from it by scripts/mkman.py: keep
  * its layout: headings at column 0, text at 4 spaces, option descriptions at
@@ -105,59 +117,9 @@ static void usage(FILE *out)
 		"    READY=1 once the device is usable (program attached, sockets bound,\n"
 		"    control socket listening) and STOPPING=1 when it stops.\n"
 		"\n"
-		"OPTIONS\n"
-		"    -m, --mode native|skb\n"
-		"        XDP attach mode when attaching. Without it: native, and generic\n"
-		"        (skb) when the driver refuses native XDP (logged once; 'xrxe\n"
-		"        status' shows it). With it: exactly that mode, or an error.\n"
-		"        (drv and generic are accepted as synonyms, as in 'xrxe attach'.)\n"
-		"    -q, --queues N\n"
-		"        bind the first N RX queues only (default all).\n"
-		"    -k, --keep-xdp\n"
-		"        leave the steering program attached on exit (it is then not\n"
-		"        marked as the daemon's).\n"
-		"    -c, --cc NAME=VALUE\n"
-		"        congestion control (DCQCN) parameter, repeatable; names, units\n"
-		"        and defaults: 'xrxe cc show IFACE' (e.g. --cc\n"
-		"        np_min_time_between_cnps=2, --cc enabled=0). 'xrxe cc set'\n"
-		"        changes them while the daemon runs.\n"
-		"    --rexmit adaptive|fixed\n"
-		"        RC retransmission. adaptive (default): a QP that recovers from a\n"
-		"        loss (after a NAK or a timeout), or has at most 16 PSNs\n"
-		"        outstanding, resends after a few silent round trips (srtt + 4\n"
-		"        rttvar, at least 2 ms, doubling) instead of waiting out the Local\n"
-		"        ACK Timeout: a resent packet lost again, or a lost last packet,\n"
-		"        draws no NAK. These retries leave retry_cnt alone. fixed: the\n"
-		"        Local ACK Timeout only, as rxe.\n"
-		"    --selective-repeat off|cm|on\n"
-		"        RC selective repeat between xrxe peers (docs/selective-repeat.md):\n"
-		"        the receiver keeps packets past a loss, the sender resends only\n"
-		"        what is missing. cm: agreed per connection through ECE in the\n"
-		"        CM's REQ/REP, go-back-N with any other peer. on: also for QPs\n"
-		"        connected without the CM (perftest without -R), whose peer must\n"
-		"        then be xrxed with --selective-repeat on too. off (default):\n"
-		"        never.\n"
-		"    -l, --limit NAME=VALUE\n"
-		"        per-user quota, repeatable: what each ordinary user (uid other\n"
-		"        than 0) may hold in this daemon. Ordinary users together get at\n"
-		"        most three quarters of each device table, descriptor and mapping\n"
-		"        budget; root is exempt and keeps the rest. A request beyond the\n"
-		"        user's limit fails with EDQUOT, beyond the shared pool with EAGAIN\n"
-		"        (counted under 'quota' in 'xrxe stats'). Byte values may end in\n"
-		"        k, M or G. NAME and default:\n");
-	xrxe_quota_help(out);
+		"OPTIONS\n");
+	xrxe_opt_print_help(out, xrxed_opts, xrxed_opt_extra);
 	fprintf(out,
-		"    -r, --rt-priority PRIO\n"
-		"        run under SCHED_FIFO at PRIO (1-99) so that no normal task delays\n"
-		"        a frame, an ACK or a CNP: for hosts whose cores busy-polling\n"
-		"        applications share with xrxed. It then naps instead of spinning\n"
-		"        while its QPs only wait for the network; kernel RT throttling\n"
-		"        (kernel.sched_rt_runtime_us) still bounds it. Needs CAP_SYS_NICE\n"
-		"        or RLIMIT_RTPRIO.\n"
-		"    -v, --verbose\n"
-		"        log at debug level (same as XRXE_LOG=debug).\n"
-		"    -h, --help\n"
-		"        show this page.\n"
 		"\n"
 		"ENVIRONMENT\n"
 		"    XRXE_LOG\n"
@@ -193,19 +155,8 @@ static void usage(FILE *out)
 
 static int parse_args(int argc, char **argv, struct daemon_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "mode", required_argument, NULL, 'm' },
-		{ "queues", required_argument, NULL, 'q' },
-		{ "keep-xdp", no_argument, NULL, 'k' },
-		{ "cc", required_argument, NULL, 'c' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "rt-priority", required_argument, NULL, 'r' },
-		{ "rexmit", required_argument, NULL, 'R' },
-		{ "selective-repeat", required_argument, NULL, 'S' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	struct xrxe_opt_parser p;
+	char err[160];
 	int c;
 
 	/* Selective repeat is opt-in while a loopback rs_duplex failure with
@@ -213,49 +164,42 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 	*o = (struct daemon_opts){ .mode = XRXE_STEER_MODE_NATIVE, .sr_off = true };
 	xrxe_tp_cc_defaults(&o->cc);
 	xrxe_quota_defaults(&o->limits);
-	while ((c = getopt_long(argc, argv, "m:q:kc:l:r:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'l': {
-			char err[160];
+	xrxe_opt_parser_init(&p, xrxed_opts);
+	while ((c = getopt_long(argc, argv, p.shortopts, p.longopts, NULL)) != -1) {
+		unsigned long n;
 
+		switch (xrxe_opt_id_of(c)) {
+		case XRXE_OPT_LIMIT:
 			if (xrxe_quota_parse(&o->limits, optarg, err, sizeof(err))) {
 				xrxe_err("%s", err);
 				return -EINVAL;
 			}
 			break;
-		}
-		case 'c': {
-			char err[160];
-
+		case XRXE_OPT_CC:
 			if (xrxe_cc_param_parse(&o->cc, optarg, err, sizeof(err))) {
 				xrxe_err("--cc: %s", err);
 				return -EINVAL;
 			}
 			break;
-		}
-		case 'm':
+		case XRXE_OPT_MODE:
 			o->mode_given = true;
-			if (xrxe_steer_mode_parse(optarg, &o->mode)) {
-				xrxe_err("--mode: '%s' is not native or skb", optarg);
+			if (xrxe_opt_parse_mode(optarg, &o->mode, err, sizeof(err))) {
+				xrxe_err("%s", err);
 				return -EINVAL;
 			}
 			break;
-		case 'q': {
-			char *end;
-			unsigned long n = strtoul(optarg, &end, 10);
-
-			if (*end || !n || n > XRXE_STEER_MAX_QUEUES) {
-				xrxe_err("--queues: '%s' is not a number from 1 to %d", optarg,
-					 XRXE_STEER_MAX_QUEUES);
+		case XRXE_OPT_QUEUES:
+			if (xrxe_opt_parse_uint(XRXE_OPT_QUEUES, optarg, 1, XRXE_STEER_MAX_QUEUES, &n,
+						err, sizeof(err))) {
+				xrxe_err("%s", err);
 				return -EINVAL;
 			}
 			o->queues = (unsigned)n;
 			break;
-		}
-		case 'k':
+		case XRXE_OPT_KEEP_XDP:
 			o->keep_xdp = true;
 			break;
-		case 'R':
+		case XRXE_OPT_REXMIT:
 			if (!strcmp(optarg, "adaptive")) {
 				o->fixed_ack_timeout = false;
 			} else if (!strcmp(optarg, "fixed")) {
@@ -265,7 +209,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 				return -EINVAL;
 			}
 			break;
-		case 'S':
+		case XRXE_OPT_SELECTIVE_REPEAT:
 			o->sr_off = !strcmp(optarg, "off");
 			o->sr_on = !strcmp(optarg, "on");
 			if (!o->sr_off && !o->sr_on && strcmp(optarg, "cm")) {
@@ -273,22 +217,19 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 				return -EINVAL;
 			}
 			break;
-		case 'r': {
-			int max = sched_get_priority_max(SCHED_FIFO);
-			char *end;
-			long n = strtol(optarg, &end, 10);
-
-			if (*end || n < 1 || n > max) {
-				xrxe_err("--rt-priority: '%s' is not a number from 1 to %d", optarg, max);
+		case XRXE_OPT_RT_PRIORITY:
+			if (xrxe_opt_parse_uint(XRXE_OPT_RT_PRIORITY, optarg, 1,
+						(unsigned long)sched_get_priority_max(SCHED_FIFO), &n,
+						err, sizeof(err))) {
+				xrxe_err("%s", err);
 				return -EINVAL;
 			}
 			o->rt_priority = (int)n;
 			break;
-		}
-		case 'v':
+		case XRXE_OPT_VERBOSE:
 			xrxe_log_set_level(XRXE_LOG_DEBUG);
 			break;
-		case 'h':
+		case XRXE_OPT_HELP:
 			usage(stdout);
 			exit(0);
 		default:

@@ -78,14 +78,23 @@ static void emit_str(struct emit *e, const char *name, const char *v)
 
 /* Counter tables ({name, offset, size}, rxe_hw_counters.c's idea): one list
  * per struct drives the report, and the size check below fails the build
- * when a field of the struct is missing from its list or listed twice. */
+ * when a field of the struct is missing from its list or listed twice. An
+ * array field is one entry whose elements are named by a function (NULL:
+ * an element not shown, e.g. an opcode the table does not know, which
+ * nothing can count). */
 struct counter {
 	const char *name;
 	size_t off;
-	uint8_t size;
+	uint8_t size;  /* of one element */
+	uint16_t n;    /* elements: 1 for a scalar */
+	const char *(*elem_name)(unsigned i, char *buf, size_t len);
 };
-#define COUNTER(type, f) { #f, offsetof(type, f), sizeof(((type *)0)->f) },
+#define COUNTER(type, f) { #f, offsetof(type, f), sizeof(((type *)0)->f), 1, NULL },
+#define COUNTER_ARRAY(type, f, namer)                                                          \
+	{ #f, offsetof(type, f), sizeof(((type *)0)->f[0]),                                     \
+	  sizeof(((type *)0)->f) / sizeof(((type *)0)->f[0]), namer },
 #define COUNTER_SIZE(type, f) +sizeof(((type *)0)->f)
+#define COUNTER_ARRAY_SIZE(type, f, namer) +sizeof(((type *)0)->f)
 
 #define TP_STATS(X, T)                                                                         \
 	X(T, rx_packets) X(T, tx_packets) X(T, rx_drop_no_qp) X(T, rx_drop_bad_state)          \
@@ -108,21 +117,97 @@ _Static_assert(0 CTRL_STATS(COUNTER_SIZE, struct xrxe_ctrl_stats) ==
 		       sizeof(struct xrxe_ctrl_stats),
 	       "ctrl_counters must list every field of struct xrxe_ctrl_stats once");
 
+/* The daemon's own counters (xrxed.h struct daemon_counters). */
+static const char *rx_opcode_name(unsigned i, char *buf, size_t len)
+{
+	const struct xrxe_opcode_info *op = xrxe_opcode_info((uint8_t)i);
+
+	if (!op)
+		return NULL;
+	snprintf(buf, len, "rx_op_%s", op->name);
+	for (char *p = buf; *p; p++)
+		*p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+	return buf;
+}
+
+static const char *rx_error_name(unsigned i, char *buf, size_t len)
+{
+	if (i == XRXE_PARSE_OK)
+		return NULL; /* rx_ok */
+	snprintf(buf, len, "rx_drop_%s", xrxe_parse_strerror((enum xrxe_parse_error)i));
+	for (char *p = buf; *p; p++)
+		if (*p == '-')
+			*p = '_';
+	return buf;
+}
+
+static const char *rx_lag_name(unsigned i, char *buf, size_t len)
+{
+	static const char *const names[RX_LAG_BUCKETS] = {
+		"rx_lag_le_10us", "rx_lag_le_100us", "rx_lag_le_1ms", "rx_lag_le_10ms",
+		"rx_lag_gt_10ms",
+	};
+
+	(void)buf, (void)len;
+	return i < RX_LAG_BUCKETS ? names[i] : NULL;
+}
+
+#define DAEMON_STATS(X, A, T)                                                                  \
+	X(T, rx_ok) A(T, rx_error, rx_error_name) X(T, tx_frames) X(T, tx_ring_full)           \
+	X(T, tx_bad) X(T, loop_frames) X(T, loop_drops) X(T, loop_parse_errors) X(T, sleeps)   \
+	X(T, wakeups_doorbell_race) X(T, naps) X(T, shared_cpu_seen) X(T, ecn_ce_rx)           \
+	A(T, rx_lag, rx_lag_name) X(T, rx_lag_max_ns) A(T, rx_by_opcode, rx_opcode_name)
+static const struct counter daemon_counters[] = {
+	DAEMON_STATS(COUNTER, COUNTER_ARRAY, struct daemon_counters)
+};
+_Static_assert(0 DAEMON_STATS(COUNTER_SIZE, COUNTER_ARRAY_SIZE, struct daemon_counters) ==
+		       sizeof(struct daemon_counters),
+	       "daemon_counters must list every field of struct daemon_counters once");
+
+/* One AF_XDP socket's counters, ours and the kernel's (xsk_io.h). */
+#define XSK_STATS(X, T)                                                                        \
+	X(T, rx_frames) X(T, rx_bytes) X(T, rx_stamped) X(T, rx_dropped_too_many_frags)        \
+	X(T, rx_bad_desc) X(T, rx_bad_release) X(T, tx_frames) X(T, tx_bytes)                  \
+	X(T, tx_no_frames) X(T, tx_bad_frame) X(T, tx_kicks) X(T, tx_kick_errors)              \
+	X(T, comp_bad_addr) X(T, k_rx_dropped) X(T, k_rx_invalid_descs)                        \
+	X(T, k_tx_invalid_descs) X(T, k_rx_ring_full) X(T, k_rx_fill_ring_empty)               \
+	X(T, k_tx_ring_empty)
+static const struct counter xsk_counters[] = { XSK_STATS(COUNTER, struct xrxe_xsk_stats) };
+_Static_assert(0 XSK_STATS(COUNTER_SIZE, struct xrxe_xsk_stats) == sizeof(struct xrxe_xsk_stats),
+	       "xsk_counters must list every field of struct xrxe_xsk_stats once");
+
+static uint64_t counter_value(const uint8_t *p, uint8_t size)
+{
+	uint64_t v;
+
+	if (size == 8) {
+		memcpy(&v, p, 8);
+	} else {
+		uint32_t v32;
+
+		memcpy(&v32, p, 4);
+		v = v32;
+	}
+	return v;
+}
+
 static void emit_table(struct emit *e, const struct counter *t, size_t n, const void *base)
 {
+	char name[64];
+
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *p = (const uint8_t *)base + t[i].off;
-		uint64_t v;
 
-		if (t[i].size == 8) {
-			memcpy(&v, p, 8);
-		} else {
-			uint32_t v32;
-
-			memcpy(&v32, p, 4);
-			v = v32;
+		if (!t[i].elem_name) {
+			emit_u64(e, t[i].name, counter_value(p, t[i].size));
+			continue;
 		}
-		emit_u64(e, t[i].name, v);
+		for (unsigned k = 0; k < t[i].n; k++) {
+			const char *en = t[i].elem_name(k, name, sizeof(name));
+
+			if (en)
+				emit_u64(e, en, counter_value(p + (size_t)k * t[i].size, t[i].size));
+		}
 	}
 }
 
@@ -275,54 +360,13 @@ void xrxe_daemon_stats(void *user, FILE *out, unsigned flags, uid_t uid)
 		xrxe_xsk_get_stats(d->xsk[q], &xs);
 		snprintf(name, sizeof(name), "xsk%u", q);
 		emit_section(&e, name);
-		emit_u64(&e, "rx_frames", xs.rx_frames);
-		emit_u64(&e, "rx_stamped", xs.rx_stamped);
-		emit_u64(&e, "rx_bytes", xs.rx_bytes);
-		emit_u64(&e, "rx_dropped_too_many_frags", xs.rx_dropped_too_many_frags);
-		emit_u64(&e, "rx_bad_desc", xs.rx_bad_desc);
-		emit_u64(&e, "tx_frames", xs.tx_frames);
-		emit_u64(&e, "tx_bytes", xs.tx_bytes);
-		emit_u64(&e, "tx_no_frames", xs.tx_no_frames);
-		emit_u64(&e, "tx_kicks", xs.tx_kicks);
-		emit_u64(&e, "tx_kick_errors", xs.tx_kick_errors);
-		emit_u64(&e, "k_rx_dropped", xs.k_rx_dropped);
-		emit_u64(&e, "k_rx_invalid_descs", xs.k_rx_invalid_descs);
-		emit_u64(&e, "k_tx_invalid_descs", xs.k_tx_invalid_descs);
-		emit_u64(&e, "k_rx_ring_full", xs.k_rx_ring_full);
-		emit_u64(&e, "k_rx_fill_ring_empty", xs.k_rx_fill_ring_empty);
-		emit_u64(&e, "k_tx_ring_empty", xs.k_tx_ring_empty);
+		emit_table(&e, xsk_counters, sizeof(xsk_counters) / sizeof(xsk_counters[0]), &xs);
 	}
 
 	emit_section(&e, "daemon");
-	emit_u64(&e, "rx_ok", d->ctr.rx_ok);
-	for (unsigned i = 1; i < XRXE_PARSE_ERROR_COUNT; i++) {
-		snprintf(name, sizeof(name), "rx_drop_%s",
-			 xrxe_parse_strerror((enum xrxe_parse_error)i));
-		for (char *p = name; *p; p++)
-			if (*p == '-')
-				*p = '_';
-		emit_u64(&e, name, d->ctr.rx_error[i]);
-	}
-	emit_u64(&e, "tx_frames", d->ctr.tx_frames);
-	emit_u64(&e, "tx_ring_full", d->ctr.tx_ring_full);
-	emit_u64(&e, "tx_bad", d->ctr.tx_bad);
-	emit_u64(&e, "loop_frames", d->ctr.loop_frames);
-	emit_u64(&e, "loop_drops", d->ctr.loop_drops);
-	emit_u64(&e, "loop_parse_errors", d->ctr.loop_parse_errors);
-	emit_u64(&e, "sleeps", d->ctr.sleeps);
-	emit_u64(&e, "naps", d->ctr.naps);
+	emit_table(&e, daemon_counters, sizeof(daemon_counters) / sizeof(daemon_counters[0]),
+		   &d->ctr);
 	emit_u64(&e, "rt_priority", (uint64_t)d->opts.rt_priority);
-	emit_u64(&e, "shared_cpu_seen", d->ctr.shared_cpu_seen);
-	{
-		static const char *const lag_name[RX_LAG_BUCKETS] = {
-			"rx_lag_le_10us", "rx_lag_le_100us", "rx_lag_le_1ms", "rx_lag_le_10ms",
-			"rx_lag_gt_10ms",
-		};
-
-		for (unsigned i = 0; i < RX_LAG_BUCKETS; i++)
-			emit_u64(&e, lag_name[i], d->ctr.rx_lag[i]);
-		emit_u64(&e, "rx_lag_max_ns", d->ctr.rx_lag_max_ns);
-	}
 
 	xrxe_tp_get_stats(d->tp, &tps);
 	emit_section(&e, "transport");

@@ -2,12 +2,18 @@
 /*
  * Protection domains, memory regions and address handles.
  *
- * Keys are rxe-style (docs/facts/rxe.md §3.1): index << 8 | an 8-bit key,
- * lkey == rkey. Unlike early rxe neither part is handed out in turn: the
- * index is a random free slot and the key byte a random value other than the
- * slot's previous one, so another user cannot predict a region's R_Key from
- * its own, and a key just deregistered does not come back at the next
- * registration (it needs the same slot drawn again and a key byte 1 in 255).
+ * Keys have rxe's layout (docs/facts/rxe.md §3.1), a 24-bit name << 8 | an
+ * 8-bit key byte, lkey == rkey, but nothing in them is handed out in turn:
+ * the name is the slot index and the slot's generation put through a keyed
+ * permutation of 24 bits (xrxe_tpi_key_make; the seed is the daemon's
+ * getrandom), so the whole 32 bits look random and another user cannot
+ * predict a region's R_Key from its own; a lookup inverts the permutation to
+ * find the slot. The slot itself is a random free one and the key byte a
+ * random value other than the slot's previous one. A key just deregistered
+ * does not come back soon: the same slot's next key has the next generation
+ * (the name repeats only after 2^(24 - index bits) registrations of that
+ * slot, 64 for the daemon's 65 536 regions and windows each) and another
+ * key byte.
  * Every access names a key and a range; the key must match exactly, the region
  * must be valid and in the QP's PD, grant the access and cover the whole range
  * (IBA 10.6: memory regions, protection domains, access rights and key checks;
@@ -94,6 +100,64 @@ uint32_t xrxe_tpi_key_random(struct xrxe_tp *tp)
 	return (uint32_t)((z ^ (z >> 31)) >> 32);
 }
 
+/* The permutation of key names: a 4-round Feistel network on two 12-bit
+ * halves (Luby-Rackoff: a pseudorandom permutation from a pseudorandom round
+ * function), round keys from the transport's key seed. Its input is
+ * gen << index bits | index; the index bits are those of the largest slot
+ * index, the rest of the 24 bits count generations. */
+#define KEY_NAME_MASK 0xffffffu
+
+static uint32_t key_round(const struct xrxe_tp *tp, unsigned round, uint32_t half)
+{
+	uint64_t z = tp->cfg.key_seed + 0x9e3779b97f4a7c15ull * (round + 1) + half;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return (uint32_t)(z ^ (z >> 31)) & 0xfff;
+}
+
+static uint32_t key_permute(const struct xrxe_tp *tp, uint32_t x, bool inverse)
+{
+	uint32_t l = x >> 12 & 0xfff, r = x & 0xfff, t;
+
+	for (unsigned i = 0; i < 4; i++) {
+		if (!inverse) {
+			t = l ^ key_round(tp, i, r);
+			l = r;
+			r = t;
+		} else {
+			t = r ^ key_round(tp, 3 - i, l);
+			r = l;
+			l = t;
+		}
+	}
+	return l << 12 | r;
+}
+
+static unsigned key_index_bits(const struct xrxe_tp *tp)
+{
+	uint32_t top = tp->mw_base + tp->nmws; /* one past the largest index */
+	unsigned bits = 1;
+
+	while (bits < 24 && (1u << bits) < top)
+		bits++;
+	return bits;
+}
+
+uint32_t xrxe_tpi_key_make(const struct xrxe_tp *tp, uint32_t idx, uint32_t gen)
+{
+	unsigned ib = key_index_bits(tp);
+
+	return key_permute(tp, ((gen << ib) | idx) & KEY_NAME_MASK, false);
+}
+
+uint32_t xrxe_tpi_key_index(const struct xrxe_tp *tp, uint32_t key)
+{
+	unsigned ib = key_index_bits(tp);
+
+	return key_permute(tp, key >> 8, true) & ((1u << ib) - 1);
+}
+
 /* A key byte other than old (adding 1..255 mod 256 never gives old back). */
 uint8_t xrxe_tpi_key_byte_next(struct xrxe_tp *tp, uint8_t old)
 {
@@ -128,9 +192,10 @@ int xrxe_tp_mr_reg(struct xrxe_tp *tp, uint32_t pdn, void *host, uint64_t iova, 
 		return err;
 	mr = &tp->mrs[idx];
 	mr->key8 = xrxe_tpi_key_byte_next(tp, mr->key8);
+	mr->gen++;
 	mr->used = true;
 	mr->valid = true;
-	mr->key = idx << 8 | mr->key8;
+	mr->key = xrxe_tpi_key_make(tp, idx, mr->gen) << 8 | mr->key8;
 	mr->pdn = pdn;
 	mr->access = access;
 	mr->host = host;
@@ -144,7 +209,7 @@ int xrxe_tp_mr_reg(struct xrxe_tp *tp, uint32_t pdn, void *host, uint64_t iova, 
 
 struct tp_mr *xrxe_tpi_mr_by_key(struct xrxe_tp *tp, uint32_t key)
 {
-	uint32_t idx = key >> 8;
+	uint32_t idx = xrxe_tpi_key_index(tp, key);
 	struct tp_mr *mr;
 
 	if (idx == 0 || idx > tp->cfg.max_mr)

@@ -51,7 +51,7 @@ static struct tp_mw *mw_by_index(struct xrxe_tp *tp, uint32_t idx)
 /* The window an R_Key names (index and key byte both), or NULL. */
 static struct tp_mw *mw_by_key(struct xrxe_tp *tp, uint32_t key)
 {
-	struct tp_mw *mw = mw_by_index(tp, key >> 8);
+	struct tp_mw *mw = mw_by_index(tp, xrxe_tpi_key_index(tp, key));
 
 	if (!mw || !mw->used || mw->rkey != key)
 		return NULL;
@@ -94,7 +94,9 @@ int xrxe_tp_mw_alloc(struct xrxe_tp *tp, uint32_t pdn, uint32_t type, uint32_t *
 	mw = &tp->mws[i];
 	/* A new random key byte per allocation, as for MRs: a stale R_Key of
 	 * a previous window in this slot never matches. */
-	mw->rkey = (tp->mw_base + i) << 8 | xrxe_tpi_key_byte_next(tp, (uint8_t)mw->rkey);
+	mw->gen++;
+	mw->rkey = xrxe_tpi_key_make(tp, tp->mw_base + i, mw->gen) << 8 |
+		   xrxe_tpi_key_byte_next(tp, (uint8_t)mw->rkey);
 	mw->used = true;
 	if (i >= tp->mws_hw)
 		tp->mws_hw = i + 1;
@@ -189,7 +191,7 @@ struct tp_mr *xrxe_tpi_rkey_check(struct xrxe_tp_qp *qp, uint32_t rkey, uint64_t
 	struct tp_mw *mw;
 	struct tp_mr *mr;
 
-	if ((rkey >> 8) < tp->mw_base) {
+	if (xrxe_tpi_key_index(tp, rkey) < tp->mw_base) {
 		if (!whole)
 			return xrxe_tpi_mr_check(tp, rkey, qp->pdn, va, len, access);
 		mr = xrxe_tpi_mr_by_key(tp, rkey);
@@ -221,7 +223,7 @@ int xrxe_tpi_invalidate(struct xrxe_tp_qp *qp, uint32_t rkey)
 	struct xrxe_tp *tp = qp->tp;
 	struct tp_mw *mw;
 
-	if ((rkey >> 8) < tp->mw_base)
+	if (xrxe_tpi_key_index(tp, rkey) < tp->mw_base)
 		return xrxe_tpi_mr_invalidate(tp, rkey, qp->pdn);
 	mw = mw_by_key(tp, rkey);
 	/* only a bound type 2 window of this PD (C10-71.2.x) */

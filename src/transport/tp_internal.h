@@ -78,15 +78,18 @@ struct tp_pd {
 	uint32_t refs; /* MRs, QPs and AHs that use it */
 };
 
-/* rxe-style keys: lkey = rkey = index << 8 | key8. The index is a random
- * free slot and key8 a random byte different from the slot's previous one,
- * so a stale key misses (IBA 10.6.3.4: keys of freed regions must not grant
- * access) and a key cannot be guessed from another (mr.c). Index 0 is never
- * used, so key 0 never matches. */
+/* Keys: lkey = rkey = name << 8 | key8, where the 24-bit name is the slot
+ * index and the slot's generation through a keyed permutation (mr.c
+ * xrxe_tpi_key_make): all 32 bits look random, a lookup recovers the slot,
+ * and key8 is a random byte different from the slot's previous one. A stale
+ * key misses (IBA 10.6.3.4: keys of freed regions must not grant access)
+ * and a key cannot be guessed from another. Index 0 is never used, so key 0
+ * never matches. */
 struct tp_mr {
 	bool used;
 	bool valid; /* false once invalidated (SEND_WITH_INV, IBA 10.6.5) */
 	uint8_t key8;
+	uint32_t gen; /* registrations in this slot: part of the key's name */
 	uint32_t key;
 	uint32_t pdn;
 	uint32_t access;
@@ -97,14 +100,15 @@ struct tp_mr {
 };
 
 /* Memory windows (IBA 10.6.7, mw.c). Their R_Keys share the MR key format,
- * index << 8 | key byte, with indices above the MRs' (tp->mw_base + i), so a
- * key names either an MR or a window, never both. A window is only ever an
+ * name << 8 | key byte, with slot indices above the MRs' (tp->mw_base + i)
+ * inside the name, so a key names either an MR or a window, never both. A window is only ever an
  * R_Key: local accesses (lkeys) never resolve to one. */
 struct tp_mw {
 	bool used;
 	bool bound;      /* bound and not invalidated: remote access possible */
 	uint8_t type;    /* IBV_MW_TYPE_1 / IBV_MW_TYPE_2 */
 	uint32_t rkey;   /* current R_Key */
+	uint32_t gen;    /* allocations in this slot: part of the key's name */
 	uint32_t pdn;
 	uint32_t mr_idx; /* bound MR (index into tp->mrs), 0 when unbound */
 	uint32_t qpn;    /* type 2: the QP it was bound through (only it may use it) */
@@ -455,6 +459,10 @@ int xrxe_tpi_mr_invalidate(struct xrxe_tp *tp, uint32_t rkey, uint32_t pdn);
 uint32_t xrxe_tpi_key_random(struct xrxe_tp *tp);
 /* A random key byte other than old. */
 uint8_t xrxe_tpi_key_byte_next(struct xrxe_tp *tp, uint8_t old);
+/* The 24-bit name of slot idx (an MR index, or mw_base + a window's) in its
+ * generation gen; the slot index a name stands for (0: none). */
+uint32_t xrxe_tpi_key_make(const struct xrxe_tp *tp, uint32_t idx, uint32_t gen);
+uint32_t xrxe_tpi_key_index(const struct xrxe_tp *tp, uint32_t key);
 struct tp_mr *xrxe_tpi_mr_by_key(struct xrxe_tp *tp, uint32_t key);
 
 /* mw.c: memory windows.

@@ -17,9 +17,16 @@
  *                                 fail with the right errno, the daemon must
  *                                 keep answering
  *   rc IFACE --peer-gid G --me NAME --peer NAME --dir DIR [--gid-index N]
- *      [--count N] [--size N]     one RC QP; QPNs and rkeys exchanged through
+ *      [--count N] [--size N] [--ready FILE] [--go FILE]
+ *                                 one RC QP; QPNs and rkeys exchanged through
  *                                 files in DIR; NAME "a" sends SENDs (and an
- *                                 RDMA WRITE) to "b", which checks them
+ *                                 RDMA WRITE) to "b", which checks them (and
+ *                                 with --ready writes FILE and holds its QP);
+ *                                 with --go, "a" starts sending once FILE is
+ *                                 there
+ *   replay-victim IFACE --dir DIR, replay-attack IFACE --dir DIR
+ *                                 attack 5 of issue 15: another user writes
+ *                                 with the victim's R_Key (cmd_replay_*)
  *   loop IFACE [--count N]        two RC QPs of one process on one daemon,
  *                                 connected to each other through our own GID
  *                                 (the daemon's loopback): SENDs both ways
@@ -27,7 +34,8 @@
  *   hog IFACE WHAT [--count N] [--ready FILE]
  *                                 create WHAT (pd cq channel mr bigmr qp
  *                                 conns) until refused; prints "made N",
- *                                 "errno NAME"; with --ready, holds them
+ *                                 "errno NAME" (and "rkey K" per MR); with
+ *                                 --ready, holds them
  *
  * Output is "key value" lines on stdout; errors one line on stderr; exit
  * status 0 when every expectation held.
@@ -615,7 +623,7 @@ struct common {
 	bool have_peer;
 	uint8_t gid_index;
 	uint32_t dest_qpn;
-	const char *ready;
+	const char *ready, *go;
 	const char *me, *peer_name, *dir;
 	unsigned count;
 	uint32_t size;
@@ -1128,6 +1136,11 @@ static int cmd_rc(const struct common *o)
 
 		/* wait for "b" to be ready (its info file is there, but its QP may
 		 * not be RTR yet: RNR retry covers a SEND that comes early) */
+		while (o->go && access(o->go, F_OK) != 0) {
+			if (now_ms() - t0 > 60000)
+				die("%s did not appear", o->go);
+			usleep(10000);
+		}
 		for (unsigned i = 0; i < o->count; i++) {
 			struct ibv_wc wc;
 
@@ -1168,6 +1181,12 @@ static int cmd_rc(const struct common *o)
 
 		expect_wc(&wc, IBV_WC_SEND, 55, "ack SEND");
 		printf("received %u sends of %u bytes and a write, all intact\n", o->count, size);
+		if (o->ready) {
+			/* keep the QP (and its counters) until killed */
+			write_file(o->ready, "done\n");
+			for (;;)
+				pause();
+		}
 	}
 	return 0;
 }
@@ -1262,6 +1281,169 @@ static int cmd_loop(const struct common *o)
 	return 0;
 }
 
+
+/* --- replay: another user with the victim's R_Key (issue 15, attack 5) --------- */
+
+/* Our first IPv4-mapped GID and its index: the daemon's loopback. */
+static int self_gid(const struct client *c, union ibv_gid *self)
+{
+	struct xrxe_dev_page p;
+
+	read_page(c, &p);
+	for (int i = 1; i < XRXE_GID_TABLE_LEN; i++)
+		if (p.gids[i].valid && p.gids[i].gid.raw[10] == 0xff && p.gids[i].gid.raw[11] == 0xff) {
+			*self = p.gids[i].gid;
+			return i;
+		}
+	die("no IPv4 GID");
+}
+
+static uint32_t random_psn(void)
+{
+	uint32_t v = 0;
+
+	while (!(v & 0xffffff)) /* 0 is a blind attacker's first guess */
+		if (getentropy(&v, sizeof(v)))
+			die("getentropy: %s", strerror(errno));
+	return v & 0xffffff;
+}
+
+/* The victim: two RC QPs connected through the loopback with random PSNs
+ * (as ibv_rc_pingpong picks them), an MR whose first 64 KiB hold a pattern.
+ * Publishes QPN, address and R_Key in DIR/victim.info (all an attacker could
+ * have learnt), waits for DIR/attacked, then checks that the pattern is
+ * untouched and that both QPs still carry SENDs and an RDMA WRITE (a QP in
+ * the error state would flush them). */
+static int cmd_replay_victim(const struct common *o)
+{
+	struct client c;
+	struct cq cq1, cq2;
+	struct qp q1, q2;
+	struct mr mr;
+	union ibv_gid self;
+	uint32_t pd, psn1 = random_psn(), psn2 = random_psn();
+	char path[512];
+	uint64_t t0;
+	int gi;
+
+	if (!o->dir)
+		die("replay-victim: --dir is required");
+	client_open(&c, o->ifname);
+	gi = self_gid(&c, &self);
+	pd = simple_handle_op(&c, XRXE_CTRL_ALLOC_PD);
+	reg_mr(&c, pd, 1u << 20, &mr);
+	fill(mr.buf, 65536, 42);
+	create_cq(&c, 64, XRXE_NO_HANDLE, &cq1);
+	create_cq(&c, 64, XRXE_NO_HANDLE, &cq2);
+	create_qp(&c, pd, &cq1, &q1);
+	create_qp(&c, pd, &cq2, &q2);
+	connect_qp(&c, &q1, &self, (uint8_t)gi, q2.qpn, psn1, psn2);
+	connect_qp(&c, &q2, &self, (uint8_t)gi, q1.qpn, psn2, psn1);
+	snprintf(path, sizeof(path), "%s/victim.info", o->dir);
+	write_file(path, "%u %" PRIx64 " %x\n", q2.qpn, (uint64_t)(uintptr_t)mr.buf, mr.rkey);
+	printf("victim qpn %u rkey 0x%x\n", q2.qpn, mr.rkey);
+
+	snprintf(path, sizeof(path), "%s/attacked", o->dir);
+	t0 = now_ms();
+	while (access(path, F_OK) != 0) {
+		if (now_ms() - t0 > 120000)
+			die("the attack never finished");
+		usleep(10000);
+	}
+	if (!check(mr.buf, 65536, 42))
+		die("the victim's MR was written by someone else");
+	printf("victim_mr intact\n");
+	for (unsigned i = 0; i < 5; i++) {
+		struct ibv_wc wc;
+
+		post_recv(&q2, &mr, 128u << 10, 4096, 70 + i);
+		fill(mr.buf + (256u << 10), 1000, i);
+		post_send(&c, &q1, IBV_WR_SEND, &mr, 256u << 10, 1000, i, 0, 0);
+		wc = poll_one(&cq1, 10000);
+		expect_wc(&wc, IBV_WC_SEND, i, "victim SEND after the attack");
+		wc = poll_one(&cq2, 10000);
+		expect_wc(&wc, IBV_WC_RECV, 70 + i, "victim RECV after the attack");
+		if (!check(mr.buf + (128u << 10), 1000, i))
+			die("victim RECV %u: wrong data", i);
+	}
+	fill(mr.buf + (256u << 10), 4096, 9);
+	post_send(&c, &q1, IBV_WR_RDMA_WRITE, &mr, 256u << 10, 4096, 99,
+		  (uintptr_t)mr.buf + (512u << 10), mr.rkey);
+	{
+		struct ibv_wc wc = poll_one(&cq1, 10000);
+
+		expect_wc(&wc, IBV_WC_RDMA_WRITE, 99, "victim RDMA WRITE after the attack");
+	}
+	if (!check(mr.buf + (512u << 10), 4096, 9))
+		die("victim RDMA WRITE: wrong data");
+	printf("victim_qps work\n");
+	return 0;
+}
+
+/* One RDMA WRITE of 4 KiB of 0xee to (addr, rkey) from qp; returns the
+ * completion status (enum ibv_wc_status). */
+static int attack_write(struct client *c, const struct mr *mr, struct cq *cq, struct qp *qp,
+			uint64_t addr, uint32_t rkey)
+{
+	struct ibv_wc wc;
+
+	memset(mr->buf, 0xee, 4096);
+	post_send(c, qp, IBV_WR_RDMA_WRITE, mr, 0, 4096, 1, addr, rkey);
+	wc = poll_one(cq, 60000);
+	return wc.status;
+}
+
+/* The attacker, another user: with the victim's QPN, address and R_Key from
+ * DIR/victim.info, (1) WRITE through a loopback QP pair of its own, (2) WRITE
+ * from a QP of its own aimed at the victim's QP, with the right R_Key and
+ * (3) with a wrong one. Prints "own_pd STATUS", "victim_qp STATUS",
+ * "victim_qp_wrong_key STATUS" (enum ibv_wc_status), then writes
+ * DIR/attacked. */
+static int cmd_replay_attack(const struct common *o)
+{
+	struct client c;
+	struct cq cq;
+	struct mr mr;
+	struct qp a1, a2, a3, a4;
+	union ibv_gid self;
+	uint32_t pd, vqpn, vrkey;
+	uint64_t vaddr;
+	char path[512];
+	int st, gi;
+
+	if (!o->dir)
+		die("replay-attack: --dir is required");
+	read_peer(o->dir, "victim", &vqpn, &vaddr, &vrkey);
+	client_open(&c, o->ifname);
+	gi = self_gid(&c, &self);
+	pd = simple_handle_op(&c, XRXE_CTRL_ALLOC_PD);
+	reg_mr(&c, pd, 1u << 20, &mr);
+	create_cq(&c, 64, XRXE_NO_HANDLE, &cq);
+
+	/* (1) a pair of our own: a2 answers, and looks the R_Key up in its
+	 * own PD */
+	create_qp(&c, pd, &cq, &a1);
+	create_qp(&c, pd, &cq, &a2);
+	connect_qp(&c, &a1, &self, (uint8_t)gi, a2.qpn, 0, 0);
+	connect_qp(&c, &a2, &self, (uint8_t)gi, a1.qpn, 0, 0);
+	st = attack_write(&c, &mr, &cq, &a1, vaddr, vrkey);
+	printf("own_pd %d\n", st);
+	fflush(stdout);
+	/* (2), (3) at the victim's QP, with a blind guess of its PSNs: the
+	 * attacker cannot read them (per-QP statistics show one's own QPs) */
+	create_qp(&c, pd, &cq, &a3);
+	connect_qp(&c, &a3, &self, (uint8_t)gi, vqpn, 0, 0);
+	st = attack_write(&c, &mr, &cq, &a3, vaddr, vrkey);
+	printf("victim_qp %d\n", st);
+	fflush(stdout);
+	create_qp(&c, pd, &cq, &a4);
+	connect_qp(&c, &a4, &self, (uint8_t)gi, vqpn, 0, 0);
+	st = attack_write(&c, &mr, &cq, &a4, vaddr, vrkey ^ 0x5a5a5a5a);
+	printf("victim_qp_wrong_key %d\n", st);
+	snprintf(path, sizeof(path), "%s/attacked", o->dir);
+	write_file(path, "done\n");
+	return 0;
+}
 
 /* --- hog: one user trying to take a resource from the others ------------------ */
 
@@ -1369,6 +1551,10 @@ static int cmd_hog(const struct common *o, const char *what)
 				req.addr = req.iova = addr;
 				req.length = len;
 				err = call(&c, &req, sizeof(req), NULL, 0, &rep, rfds, &nr);
+				/* the keys, for a look at how guessable they are */
+				if (!err)
+					printf("rkey 0x%08x\n",
+					       ((struct xrxe_ctrl_reg_mr_reply *)&rep)->rkey);
 			} else if (!strcmp(what, "qp")) {
 				struct cq cq;
 				struct xrxe_ctrl_create_qp req;
@@ -1415,6 +1601,8 @@ static void usage(void)
 		"       ctrl_client bad IFACE\n"
 		"       ctrl_client rc IFACE --peer-gid G --me a|b --peer b|a --dir DIR [--count N] [--size N]\n"
 		"       ctrl_client loop IFACE [--count N]\n"
+		"       ctrl_client replay-victim IFACE --dir DIR\n"
+		"       ctrl_client replay-attack IFACE --dir DIR\n"
 		"       ctrl_client stats IFACE [--json] [--qp]\n");
 	exit(2);
 }
@@ -1426,6 +1614,7 @@ int main(int argc, char **argv)
 		{ "gid-index", required_argument, NULL, 'g' },
 		{ "dest-qpn", required_argument, NULL, 'd' },
 		{ "ready", required_argument, NULL, 'r' },
+		{ "go", required_argument, NULL, 'G' },
 		{ "me", required_argument, NULL, 'm' },
 		{ "peer", required_argument, NULL, 'P' },
 		{ "dir", required_argument, NULL, 'D' },
@@ -1460,6 +1649,9 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			o.ready = optarg;
+			break;
+		case 'G':
+			o.go = optarg;
 			break;
 		case 'm':
 			o.me = optarg;
@@ -1506,6 +1698,10 @@ int main(int argc, char **argv)
 		return cmd_rc(&o);
 	if (!strcmp(cmd, "loop"))
 		return cmd_loop(&o);
+	if (!strcmp(cmd, "replay-victim"))
+		return cmd_replay_victim(&o);
+	if (!strcmp(cmd, "replay-attack"))
+		return cmd_replay_attack(&o);
 	if (!strcmp(cmd, "stats"))
 		return cmd_stats(&o);
 	if (!strcmp(cmd, "hog")) {

@@ -411,10 +411,11 @@ fi
 one_line "no command: usage, exit 2" 2 '^usage: xrxe' "$XRXE"
 one_line "unknown command: exit 2" 2 "^xrxe: 'frobnicate' is not an xrxe command" "$XRXE" frobnicate
 one_line "attach without IFACE: exit 2" 2 '^xrxe: attach: missing IFACE' "$XRXE" attach
-one_line "attach --mode bogus: exit 2" 2 "^xrxe: attach: --mode is native or skb, not 'bogus'" \
+one_line "attach --mode bogus: exit 2" 2 "^xrxe: attach: --mode: 'bogus' is not native or skb" \
 	"$XRXE" attach lo --mode bogus
 one_line "attach --mode without a value: exit 2" 2 "needs an argument" "$XRXE" attach lo --mode
-one_line "attach --port 70000: exit 2" 2 "--port is 1-65535" "$XRXE" attach lo --port 70000
+one_line "attach --port 70000: exit 2" 2 "--port: '70000' is not a number from 1 to 65535" \
+	"$XRXE" attach lo --port 70000
 one_line "unknown option: exit 2" 2 "^xrxe: detach: unknown option '--bogus'" "$XRXE" detach lo --bogus
 one_line "status with two interfaces: exit 2" 2 'too many arguments' "$XRXE" status lo lo
 one_line "help for an unknown command: exit 2" 2 "not an xrxe command" "$XRXE" help frobnicate

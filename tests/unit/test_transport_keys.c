@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * L_Keys/R_Keys cannot be guessed (src/transport/mr.c): a region's key is a
- * random free slot with a random key byte, not the next index in turn, and a
- * key just deregistered is not handed out again at once. Two transports with
- * different seeds (the daemon seeds from getrandom) give different keys.
+ * random free slot, named through a keyed permutation with the slot's
+ * generation, with a random key byte: not the next index in turn, not a slot
+ * index at all, and a key just deregistered is not handed out again (one
+ * slot reused 2000 times never repeats one). Two transports with different
+ * seeds (the daemon seeds from getrandom) give different keys.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -92,4 +94,50 @@ Test(keys, seed_changes_the_keys)
 	cr_assert_lt(same, 2);
 	xrxe_tp_destroy(a);
 	xrxe_tp_destroy(b);
+}
+
+/* All 32 bits of a key look random: the 24-bit name is not the slot index
+ * (4096 slots need 13 bits; a random name has more in all but 1 in 2^11). */
+Test(keys, names_are_not_slot_indices)
+{
+	static uint8_t buf[64];
+	struct xrxe_tp *tp = tp_new(777);
+	uint32_t pdn, key, rkey, small = 0;
+
+	cr_assert_eq(xrxe_tp_pd_alloc(tp, &pdn), 0);
+	for (int i = 0; i < N; i++) {
+		cr_assert_eq(xrxe_tp_mr_reg(tp, pdn, buf, 0, sizeof(buf), 0, &key, &rkey), 0);
+		small += (key >> 8) < (1u << 14);
+	}
+	cr_assert_lt(small, 4, "%u of %d key names fit a slot index", small, N);
+	xrxe_tp_destroy(tp);
+}
+
+/* One slot registered over and over: its key never repeats (the slot's
+ * generation is part of the name), so a key stays dead after its
+ * deregistration however busy the slot is. */
+Test(keys, one_slot_never_repeats_a_key)
+{
+	static uint8_t buf[64];
+	struct xrxe_tp_config cfg = {
+		.ops = &no_ops, .max_path_mtu = 1024, .max_qp = 4, .max_mr = 1, .key_seed = 99,
+	};
+	enum { ROUNDS = 2000 };
+	static uint32_t seen[ROUNDS];
+	struct xrxe_tp *tp;
+	uint32_t pdn, rkey;
+
+	cr_assert_eq(xrxe_tp_create(&cfg, &tp), 0);
+	cr_assert_eq(xrxe_tp_pd_alloc(tp, &pdn), 0);
+	for (int i = 0; i < ROUNDS; i++) {
+		cr_assert_eq(xrxe_tp_mr_reg(tp, pdn, buf, 0, sizeof(buf), 0, &seen[i], &rkey), 0);
+		for (int j = 0; j < i; j++)
+			cr_assert_neq(seen[i], seen[j], "key %#x came back after %d registrations",
+				      seen[i], i - j);
+		/* the dead key no longer works */
+		cr_assert_eq(xrxe_tp_mr_dereg(tp, seen[i]), 0);
+		cr_assert_eq(xrxe_tp_mr_dereg(tp, seen[i]), -EINVAL);
+	}
+	cr_assert_eq(xrxe_tp_pd_free(tp, pdn), 0);
+	xrxe_tp_destroy(tp);
 }
