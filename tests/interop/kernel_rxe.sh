@@ -20,8 +20,12 @@
 # verifies every ICRC, no peer skips a PSN, xrxe's IPv6 frames carry a UDP
 # checksum, every CM MAD decodes in Wireshark's CM dissector and every CM
 # exchange completes; rxe's hardware counters show no sequence error (unless
-# the link itself dropped frames) and no retry exhausted. docs/interop.md
-# has the matrix, the reasons and the timings.
+# the link itself dropped frames) and no retry exhausted. Then, in the same
+# boot: xrxed inside the guest against the host's xrxe (on eth0) and against
+# the guest's own rxe (a veth pair in the guest), tests/net/xdp_coexist.sh
+# (it needs freplace programs, which the guest's kernel has), rsockets
+# against rdma-core's (tests/interop/lib/rsockets_rows.sh), and the loss
+# runs. docs/interop.md has the matrix, the reasons and the timings.
 #
 # Environment (development): INTEROP_QUICK=1 runs one configuration;
 # INTEROP_ONLY=REGEX only the rows whose description matches (with its
@@ -41,6 +45,7 @@ source tests/lib/tap.sh
 tap_require_root "interop with kernel rxe"
 source tests/lib/netns.sh
 source tests/interop/lib/rxe_vm.sh
+source tests/interop/lib/rsockets_rows.sh
 
 XRXED=$PWD/$BUILD/bin/xrxed
 RUN=("$PWD/$BUILD/bin/xrxe" run --)
@@ -808,11 +813,23 @@ link_drops() {
 }
 
 # --- The matrix -----------------------------------------------------------------
+# capture_started FILE PID: dumpcap (PID) captures once it has opened the
+# interface and written its file's header (FILE is not empty): a condition
+# instead of a second's sleep. Gives up when dumpcap exited, or after 10 s.
+capture_started() {
+	local i
+	for i in $(seq 200); do
+		[ -s "$1" ] && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
 # Clean runs, captured on the bridge.
 ip netns exec "$NS_BR" dumpcap -q -i br0 -w "$TMP/clean.pcapng" >"$TMP/dumpcap.log" 2>&1 &
 DUMPCAP_PID=$!
 netns_at_exit "kill $DUMPCAP_PID"
-sleep 1
+capture_started "$TMP/clean.pcapng" "$DUMPCAP_PID"
 RXE_BASE=$(rxe_counters)
 DROP_BASE=$(link_drops)
 # Development hook: extra guest commands before the clean runs (e.g. a netem delay).
@@ -1134,7 +1151,7 @@ print("xdp_mode %s, native_refused %d, xsk_multi_buffer %d, max_path_mtu %d, act
 		# Captured on the bridge (kept with INTEROP_KEEP), every ICRC checked.
 		ip netns exec "$NS_BR" dumpcap -q -i br0 -w "$TMP/guest_xrxe.$mtu.pcapng" >>"$TMP/dumpcap.log" 2>&1 &
 		local dpid=$!
-		sleep 1
+		capture_started "$TMP/guest_xrxe.$mtu.pcapng" "$dpid"
 		# RC: every byte checked both ends. A local ACK timeout of 268 ms
 		# (exponent 16) in the RC rows, as in the clean rc_integrity rows
 		# above: here both ends are xrxe, which ends a WR after 7 retries
@@ -1380,6 +1397,13 @@ XRXE_COEXIST_IN_GUEST=1 XRXE_ROOT=/run/xrxe-src BUILD=$BUILD bash tests/net/xdp_
 }
 coexist_in_guest
 
+# --- rsockets against rdma-core's ----------------------------------------------------
+# (tests/interop/lib/rsockets_rows.sh: rstream and rcopy both ways, on rxe0
+# at MTU 1500, where the guest-xrxe rows left the links.)
+RS_T0=$SECONDS
+rsockets_rows
+tap_diag "rsockets rows: $((SECONDS - RS_T0)) s"
+
 # --- 1% loss each way -----------------------------------------------------------
 # Egress: netem on eth0. Ingress: eth0's ingress redirected to an ifb whose
 # root netem drops. The guest's RoCE sees both; retransmission, NAKs and
@@ -1396,7 +1420,7 @@ if out=$(guest_run "$LOSS_SETUP" 2>&1); then
 	ip netns exec "$NS_BR" dumpcap -q -i br0 -w "$TMP/loss.pcapng" >>"$TMP/dumpcap.log" 2>&1 &
 	DUMPCAP_PID=$!
 	netns_at_exit "kill $DUMPCAP_PID"
-	sleep 1
+	capture_started "$TMP/loss.pcapng" "$DUMPCAP_PID"
 	GUEST_SETUP=$LOSS_SETUP
 	RXE_ACC="" RXE_BASE=$(rxe_counters) DROP_ACC=0 DROP_BASE=$(link_drops)
 	rm -f "$TMP/cm_counts.0"
