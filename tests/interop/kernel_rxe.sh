@@ -20,8 +20,12 @@
 # verifies every ICRC, no peer skips a PSN, xrxe's IPv6 frames carry a UDP
 # checksum, every CM MAD decodes in Wireshark's CM dissector and every CM
 # exchange completes; rxe's hardware counters show no sequence error (unless
-# the link itself dropped frames) and no retry exhausted. docs/interop.md
-# has the matrix, the reasons and the timings.
+# the link itself dropped frames) and no retry exhausted. Then, in the same
+# boot: xrxed inside the guest against the host's xrxe (on eth0) and against
+# the guest's own rxe (a veth pair in the guest), tests/net/xdp_coexist.sh
+# (it needs freplace programs, which the guest's kernel has), rsockets
+# against rdma-core's (tests/interop/lib/rsockets_rows.sh), and the loss
+# runs. docs/interop.md has the matrix, the reasons and the timings.
 #
 # Environment (development): INTEROP_QUICK=1 runs one configuration;
 # INTEROP_ONLY=REGEX only the rows whose description matches (with its
@@ -41,6 +45,7 @@ source tests/lib/tap.sh
 tap_require_root "interop with kernel rxe"
 source tests/lib/netns.sh
 source tests/interop/lib/rxe_vm.sh
+source tests/interop/lib/rsockets_rows.sh
 
 XRXED=$PWD/$BUILD/bin/xrxed
 RUN=("$PWD/$BUILD/bin/xrxe" run --)
@@ -808,11 +813,23 @@ link_drops() {
 }
 
 # --- The matrix -----------------------------------------------------------------
+# capture_started FILE PID: dumpcap (PID) captures once it has opened the
+# interface and written its file's header (FILE is not empty): a condition
+# instead of a second's sleep. Gives up when dumpcap exited, or after 10 s.
+capture_started() {
+	local i
+	for i in $(seq 200); do
+		[ -s "$1" ] && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
 # Clean runs, captured on the bridge.
 ip netns exec "$NS_BR" dumpcap -q -i br0 -w "$TMP/clean.pcapng" >"$TMP/dumpcap.log" 2>&1 &
 DUMPCAP_PID=$!
 netns_at_exit "kill $DUMPCAP_PID"
-sleep 1
+capture_started "$TMP/clean.pcapng" "$DUMPCAP_PID"
 RXE_BASE=$(rxe_counters)
 DROP_BASE=$(link_drops)
 # Development hook: extra guest commands before the clean runs (e.g. a netem delay).
@@ -1134,7 +1151,7 @@ print("xdp_mode %s, native_refused %d, xsk_multi_buffer %d, max_path_mtu %d, act
 		# Captured on the bridge (kept with INTEROP_KEEP), every ICRC checked.
 		ip netns exec "$NS_BR" dumpcap -q -i br0 -w "$TMP/guest_xrxe.$mtu.pcapng" >>"$TMP/dumpcap.log" 2>&1 &
 		local dpid=$!
-		sleep 1
+		capture_started "$TMP/guest_xrxe.$mtu.pcapng" "$dpid"
 		# RC: every byte checked both ends. A local ACK timeout of 268 ms
 		# (exponent 16) in the RC rows, as in the clean rc_integrity rows
 		# above: here both ends are xrxe, which ends a WR after 7 retries
@@ -1186,6 +1203,207 @@ else
 fi
 tap_diag "guest xrxe rows: $((SECONDS - GX_T0)) s"
 
+# --- xrxed inside the guest <-> the guest's own rxe ------------------------------
+# Both peers in the one guest, on Debian's 6.1: a veth pair, glr in the
+# guest's initial namespace under kernel rxe (rxe1: 6.1's rxe opens its UDP
+# socket in the initial namespace only), glx in the guest namespace gl under
+# a second guest xrxed. (On eth0 the two would share one NIC, where xrxed's
+# program takes every RoCE frame.) At MTU 1500 and 9000, each link set up
+# afresh: rxe1 and xrxe's device come up, their GIDs and active MTUs are read,
+# then the rows, each with the guest's xrxe as server and then as client, at
+# the smaller active MTU; then SIGTERM: the xrxed exits and glx carries no
+# XDP program any more. Every command of a side runs in the guest (one job:
+# server, wait until it listens, client).
+GL_R=10.77.252.1 GL_X=10.77.252.2
+GL_LOG=/share/glxrxed.log
+# gl_setup MTU: the guest job that builds the link and starts the xrxed.
+gl_setup() {
+	cat <<-EOF
+	set -e
+	modprobe veth
+	ip netns del gl 2>/dev/null || true
+	ip netns add gl
+	ip link add glr type veth peer name glx netns gl
+	ip link set glr mtu $1
+	ip -n gl link set glx mtu $1
+	ip addr add $GL_R/24 dev glr
+	ip link set glr up
+	ip -n gl link set lo up
+	ip -n gl addr add $GL_X/24 dev glx
+	# AF_XDP transmit completes frames a noqueue veth dropped (docs/facts/afxdp.md pitfall 6).
+	ip netns exec gl tc qdisc replace dev glx root pfifo
+	ip -n gl link set glx up
+	rdma link add rxe1 type rxe netdev glr
+	set +e
+	rm -f /run/xrxe/glx.sock; : >$GL_LOG
+	ip netns exec gl $GX/xrxed glx >>$GL_LOG 2>&1 & echo \$! >/share/glxrxed.pid
+	for i in \$(seq 1200); do
+		grep -q 'ready on' $GL_LOG && break
+		kill -0 \$! 2>/dev/null || exit 1
+		sleep 0.1
+	done
+	grep -q 'ready on' $GL_LOG || exit 1
+	ibv_devinfo -v -d rxe1 >/share/gl.rdev 2>&1
+	ip netns exec gl $GX/xrxe run -- ibv_devinfo -v -d xrxe_glx >/share/gl.xdev 2>&1
+	ip netns exec gl $GX/xrxe stats glx --json >/share/gl.stats 2>&1
+	exit 0
+	EOF
+}
+# The xrxed stopped by SIGTERM (gone, a zombie of PID 1 counts as gone; the
+# time in ms), then glx without an XDP program; the link and rxe1 removed.
+# shellcheck disable=SC2016 # expanded in the guest
+GL_STOP='p=$(cat /share/glxrxed.pid); t0=$(date +%s%N); kill $p
+for i in $(seq 600); do grep -qs "^State:.*[^Z] (" /proc/$p/status || break; sleep 0.05; done
+grep -qs "^State:.*[^Z] (" /proc/$p/status && exit 1
+echo $((($(date +%s%N) - t0) / 1000000))
+ip -n gl -d link show glx'
+GL_DOWN='rdma link del rxe1; ip netns del gl; ip link del glr 2>/dev/null; true'
+GL_XPRE="ip netns exec gl $GX/xrxe run --"
+
+# gl_row DESC COMMAND...: COMMAND (fill's template) run once with the guest's
+# xrxe as server and its rxe as client, then the other way round.
+gl_row() {
+	local desc=$1
+	shift
+	[[ -n ${INTEROP_ONLY:-} && ! "$CFG: $desc" =~ $INTEROP_ONLY ]] && return 0
+	ROWS=$((ROWS + 1))
+	local tmpl="$*" log
+	log=$TMP/gl_$(echo "$CFG $desc" | tr -c 'A-Za-z0-9_\n' '_')
+	side "$CFG: $desc (guest xrxe server, guest rxe client)" gl_xrxe_serves "$log.rxe-client" "$log.xrxe-server"
+	side "$CFG: $desc (guest rxe server, guest xrxe client)" gl_rxe_serves "$log.xrxe-client" "$log.rxe-server"
+}
+
+# gl_side SERVER CLIENT NSEXEC SLOG CLOG: one guest job: the server, a wait
+# until it listens on PORT (in its namespace: NSEXEC), the client.
+gl_side() {
+	local rc
+	guest_submit "timeout $T $1 >/share/jobs/\$JOB.srv 2>&1 & spid=\$!
+ok=0
+for i in \$(seq 600); do
+	$3 ss -Hltn 'sport = :$PORT' | grep -q . && { ok=1; break; }
+	kill -0 \$spid 2>/dev/null || break
+	sleep 0.1
+done
+if [ \$ok = 1 ]; then timeout $T $2 >/share/jobs/\$JOB.cli 2>&1; rc=\$?; else echo 'server did not listen' >>/share/jobs/\$JOB.srv; rc=1; fi
+[ \$rc = 0 ] || kill \$spid 2>/dev/null
+wait \$spid || rc=1
+exit \$rc"
+	guest_wait "$JOB" $((2 * T + 90))
+	rc=$?
+	cp "$SHARE/jobs/$JOB.srv" "$4" 2>/dev/null
+	cp "$SHARE/jobs/$JOB.cli" "$5" 2>/dev/null
+	[ "$rc" = 124 ] && echo "the guest job did not end in time" >>"$5"
+	return "$rc"
+}
+
+# The guest's xrxe serves, its rxe connects (gl_row's tmpl and log).
+gl_xrxe_serves() {
+	PORT=$((PORT + 1))
+	gl_side "$GL_XPRE $(fill "$tmpl" xrxe_glx "$GL_XGID" /share/bin)" \
+		"$(fill "$tmpl" rxe1 "$GL_RGID" /share/bin) $GL_X" "ip netns exec gl" \
+		"$log.xrxe-server" "$log.rxe-client"
+}
+
+# The guest's rxe serves, its xrxe connects.
+gl_rxe_serves() {
+	PORT=$((PORT + 1))
+	gl_side "$(fill "$tmpl" rxe1 "$GL_RGID" /share/bin)" \
+		"$GL_XPRE $(fill "$tmpl" xrxe_glx "$GL_XGID" /share/bin) $GL_R" "" \
+		"$log.rxe-server" "$log.xrxe-client"
+}
+
+# guest_local MTU: the link at MTU, both devices, the rows, the xrxed stopped.
+guest_local() {
+	local mtu=$1 out rmtu xmtu t0=$SECONDS
+	local cfg="guest xrxe <-> guest rxe, veth MTU $mtu"
+	[[ -n ${INTEROP_ONLY:-} && ! "$cfg" =~ $INTEROP_ONLY ]] && return 0
+	rm -f "$SHARE"/gl.*
+	if ! guest_run "$(gl_setup "$mtu")" >"$TMP/gl_setup.$mtu.log" 2>&1; then
+		tap_fail "$cfg: veth pair in the guest, rxe1 on one end, xrxed on the other (namespace gl)"
+		tap_diag "$(tail -n 15 "$TMP/gl_setup.$mtu.log" "$SHARE/glxrxed.log" 2>&1)"
+		guest_run "$GL_DOWN" >/dev/null 2>&1
+		return 1
+	fi
+	GL_RGID=$(gid_index "$(cat "$SHARE/gl.rdev" 2>&1)" "::ffff:$GL_R")
+	GL_XGID=$(gid_index "$(cat "$SHARE/gl.xdev" 2>&1)" "::ffff:$GL_X")
+	rmtu=$(awk '/active_mtu/ {print $2; exit}' "$SHARE/gl.rdev" 2>/dev/null)
+	xmtu=$(awk '/active_mtu/ {print $2; exit}' "$SHARE/gl.xdev" 2>/dev/null)
+	PMTU=$rmtu
+	[ "${xmtu:-0}" -lt "${rmtu:-0}" ] && PMTU=$xmtu
+	if [ -z "$GL_RGID" ] || [ -z "$GL_XGID" ] || [ -z "$PMTU" ]; then
+		tap_fail "$cfg: rxe1 and xrxe_glx up, their IPv4 GIDs and active MTUs"
+		tap_diag "rxe1 gid '$GL_RGID' mtu '$rmtu'; xrxe_glx gid '$GL_XGID' mtu '$xmtu'"
+		tap_diag "$(tail -n 8 "$SHARE/gl.rdev" "$SHARE/gl.xdev" 2>&1)"
+	else
+		tap_ok "$cfg: rxe1 GID[$GL_RGID] active MTU $rmtu, xrxe_glx GID[$GL_XGID] active MTU $xmtu [$((SECONDS - t0)) s]"
+		python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["daemon"]["port"]
+print("guest xrxed on glx: xdp_mode %s, native_refused %d, xsk_multi_buffer %d, max_path_mtu %d" % (
+    p["xdp_mode"], p["xdp_native_refused"], p["xsk_multi_buffer"], p["max_path_mtu"]))' "$SHARE/gl.stats" 2>&1 | sed 's/^/# /'
+		CFG="$cfg, pmtu $PMTU ipv4"
+		GUEST_SETUP=$(gl_setup "$mtu")
+		# The RC rows' 268 ms local ACK timeout: as in the guest-xrxe rows
+		# above (both peers share one TCG CPU; docs/interop.md).
+		gl_row "ibv_rc_pingpong -s 4096 -n 20" ibv_rc_pingpong -d @DEV@ -g @GID@ -m "$PMTU" -s 4096 -n 20 -p @PORT@
+		gl_row "ibv_ud_pingpong -s $PMTU -n 20" ibv_ud_pingpong -d @DEV@ -g @GID@ -s "$PMTU" -n 20 -p @PORT@
+		gl_row "ib_write_bw -s 65536 -n $PERF_ITERS" ib_write_bw -s 65536 -d @DEV@ -x @GID@ -m "$PMTU" -u 16 -n $PERF_ITERS -F -p @PORT@
+		gl_row "rc_integrity -m 1 -a 100 -t 16" @BIN@/rc_integrity -d @DEV@ -g @GID@ -m 1 -a 100 -s $((mtu + 11)) -t 16 -M "$PMTU" -p @PORT@
+		GUEST_SETUP=""
+	fi
+	if out=$(guest_run "$GL_STOP") && ! grep -q 'prog/xdp\|xdpgeneric\|xdp id' <<<"$out"; then
+		tap_ok "$cfg: the guest's xrxed on glx stopped on SIGTERM in $(head -n 1 <<<"$out") ms, no XDP program left on glx"
+	else
+		tap_fail "$cfg: the guest's xrxed on glx stopped on SIGTERM, no XDP program left on glx"
+		tap_diag "$out"
+		tap_diag "$(tail -n 5 "$SHARE/glxrxed.log")"
+		guest_run "kill -9 \$(cat /share/glxrxed.pid)" >/dev/null 2>&1
+	fi
+	cp "$SHARE/glxrxed.log" "$TMP/glxrxed.$mtu.log" 2>/dev/null
+	guest_run "$GL_DOWN" >/dev/null 2>&1
+}
+GL_T0=$SECONDS
+guest_local 1500
+[ "${INTEROP_QUICK:-0}" = 1 ] || guest_local 9000
+tap_diag "guest xrxe <-> guest rxe rows: $((SECONDS - GL_T0)) s"
+
+# --- net/xdp_coexist in this guest ----------------------------------------------
+# tests/net/xdp_coexist.sh (xdp-filter and xrxe on one interface through
+# libxdp's dispatcher) needs freplace programs, which this CI host's kernel
+# lacks and Debian's 6.1 has: it runs here, in this boot, as a guest job
+# (its own namespaces and veth pairs; nothing of the rows above is left up),
+# and its TAP lines are this script's, each marked "xdp_coexist (guest)".
+# On a host kernel with freplace it also runs by itself in the net suite.
+coexist_in_guest() {
+	local desc="guest: net/xdp_coexist" rc l n=0 t0=$SECONDS
+	[[ -n ${INTEROP_ONLY:-} && ! $desc =~ $INTEROP_ONLY ]] && return 0
+	guest_submit "modprobe veth; cd /run/xrxe-src &&
+XRXE_COEXIST_IN_GUEST=1 XRXE_ROOT=/run/xrxe-src BUILD=$BUILD bash tests/net/xdp_coexist.sh"
+	guest_wait "$JOB" 1200
+	rc=$?
+	while IFS= read -r l; do
+		case $l in
+		"ok - "*) echo "ok - xdp_coexist (guest): ${l#ok - }"; n=$((n + 1)) ;;
+		"not ok - "*) tap_fail "xdp_coexist (guest): ${l#not ok - }"; n=$((n + 1)) ;;
+		"#"*) echo "$l" ;;
+		*) echo "#   $l" ;;
+		esac
+	done <"$SHARE/jobs/$JOB.out"
+	if [ "$rc" != 0 ] && ! grep -q '^not ok ' "$SHARE/jobs/$JOB.out"; then
+		tap_fail "xdp_coexist (guest): the script ended with status $rc$([ "$rc" = 124 ] && echo ' (did not end in 1200 s)')"
+	fi
+	[ "$n" -gt 0 ] || tap_fail "xdp_coexist (guest): the script reported something"
+	tap_diag "xdp_coexist in the guest: $n lines, $((SECONDS - t0)) s"
+}
+coexist_in_guest
+
+# --- rsockets against rdma-core's ----------------------------------------------------
+# (tests/interop/lib/rsockets_rows.sh: rstream and rcopy both ways, on rxe0
+# at MTU 1500, where the guest-xrxe rows left the links.)
+RS_T0=$SECONDS
+rsockets_rows
+tap_diag "rsockets rows: $((SECONDS - RS_T0)) s"
+
 # --- 1% loss each way -----------------------------------------------------------
 # Egress: netem on eth0. Ingress: eth0's ingress redirected to an ifb whose
 # root netem drops. The guest's RoCE sees both; retransmission, NAKs and
@@ -1202,7 +1420,7 @@ if out=$(guest_run "$LOSS_SETUP" 2>&1); then
 	ip netns exec "$NS_BR" dumpcap -q -i br0 -w "$TMP/loss.pcapng" >>"$TMP/dumpcap.log" 2>&1 &
 	DUMPCAP_PID=$!
 	netns_at_exit "kill $DUMPCAP_PID"
-	sleep 1
+	capture_started "$TMP/loss.pcapng" "$DUMPCAP_PID"
 	GUEST_SETUP=$LOSS_SETUP
 	RXE_ACC="" RXE_BASE=$(rxe_counters) DROP_ACC=0 DROP_BASE=$(link_drops)
 	rm -f "$TMP/cm_counts.0"

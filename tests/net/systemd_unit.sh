@@ -193,7 +193,12 @@ bset=$(tr ' ' '\n' <<<"$CAPS" | sed 's/^CAP_/+/' | tr 'A-Z' 'a-z' | paste -sd,)
 unshare --mount --propagation private sleep 1000000 &
 HOLD=$!
 NETNS_PIDS+=("$HOLD")
-sleep 0.5
+# Ready once unshare has made the namespace and exec'd the sleep (not a
+# fixed half second).
+for _ in $(seq 100); do
+	[ "$(cat "/proc/$HOLD/comm" 2>/dev/null)" = sleep ] && break
+	sleep 0.05
+done
 MNT=/proc/$HOLD/ns/mnt
 nsx() { nsenter --mount="$MNT" --net="/run/netns/$NS_B" "$@"; }
 export -f nsx
