@@ -181,7 +181,11 @@ struct xrxe_send_wqe {
 			uint8_t pad[14];
 		} flush;
 	} wr;
-	uint64_t rsvd;
+	/* IBV_QPT_XRC_SEND: the XRC SRQ at the target the message goes to
+	 * (ibv_wr_set_xrc_srqn / wr.qp_type.xrc.remote_srqn), carried in
+	 * every request's XRCETH (docs/xrc.md) */
+	uint32_t xrc_srqn;
+	uint32_t rsvd;
 	union {
 		struct xrxe_sge sge[0];
 		uint8_t inline_data[0];
@@ -192,6 +196,7 @@ _Static_assert(sizeof(((struct xrxe_send_wqe *)0)->wr) == 32, "send wqe wr union
 _Static_assert(offsetof(struct xrxe_send_wqe, wr.bind.addr) == 48, "bind addr offset");
 _Static_assert(offsetof(struct xrxe_send_wqe, wr.bind.length) == 56, "bind length offset");
 _Static_assert(offsetof(struct xrxe_send_wqe, wr.flush.type) == 48, "flush type offset");
+_Static_assert(offsetof(struct xrxe_send_wqe, xrc_srqn) == 64, "xrc_srqn offset");
 
 /* Values of rdma-core >= 45 (FLUSH, IBA 1.5 annex A19) that rdma-core 44's
  * verbs.h, which the shim is built against, does not define yet. The numbers
