@@ -229,6 +229,9 @@ int xrxe_tp_srq_create_xrc(struct xrxe_tp *tp, uint32_t pdn, uint32_t xrcdn,
 uint32_t xrxe_tp_srq_num(const struct xrxe_tp_srq *srq);
 /* ibv_open_qp: the target QP qpn if it belongs to domain xrcdn, else NULL. */
 struct xrxe_tp_qp *xrxe_tp_xrc_tgt_find(struct xrxe_tp *tp, uint32_t qpn, uint32_t xrcdn);
+/* A shared target QP changes hands: events go to user from now on. */
+void xrxe_tp_qp_set_user(struct xrxe_tp_qp *qp, void *user);
+uint32_t xrxe_tp_qp_num(const struct xrxe_tp_qp *qp);
 
 /* --- Queue pairs ------------------------------------------------------------ */
 

@@ -255,6 +255,16 @@ struct xrxe_tp_qp *xrxe_tp_xrc_tgt_find(struct xrxe_tp *tp, uint32_t qpn, uint32
 	return qp && qp->xrc == TP_XRC_TGT && qp->xrcdn == xrcdn ? qp : NULL;
 }
 
+void xrxe_tp_qp_set_user(struct xrxe_tp_qp *qp, void *user)
+{
+	qp->user = user;
+}
+
+uint32_t xrxe_tp_qp_num(const struct xrxe_tp_qp *qp)
+{
+	return qp->qpn;
+}
+
 uint8_t xrxe_tpi_qp_class(const struct xrxe_tp_qp *qp)
 {
 	if (qp->xrc)
