@@ -26,7 +26,8 @@
  * duplicates, RNR/NAKs, read responses, atomics), comp.c (completer:
  * ACK/NAK, timers, retry), rto.c (adaptive retransmission, loss recovery),
  * mr.c (keys, bounds, access), mw.c (memory windows), cq.c (CQE production,
- * notify), srq.c (shared receive queues), mcast.c (multicast groups), gsi.c
+ * notify), srq.c (shared receive queues), xrc.c (XRC, docs/xrc.md),
+ * mcast.c (multicast groups), gsi.c
  * (QP1 for the CM), cc.c / dcqcn.c / np.c / pacer.c / cc_params.c
  * (congestion control), timer.c (deadlines), tx.c (frame building), tp.c
  * (the device object, dispatch, polling).
