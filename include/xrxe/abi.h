@@ -557,8 +557,10 @@ struct xrxe_ctrl_srq_reply {
  * O_CREAT creates the domain if the file has none (else -EAGAIN), O_EXCL
  * with O_CREAT fails with -EINVAL if it exists (the kernel's values). The
  * shim passes an anonymous memfd for fd -1: a domain nobody else can name.
- * Reply: struct xrxe_ctrl_handle. CLOSE_XRCD (struct xrxe_ctrl_handle):
- * -EBUSY while this was the last open and SRQs or target QPs remain in it.
+ * At most 64 opens per connection (-ENOMEM). Reply: struct
+ * xrxe_ctrl_handle. CLOSE_XRCD (struct xrxe_ctrl_handle) always succeeds;
+ * the domain lives on while XRC SRQs or target QPs use it, and an open of
+ * the same file meanwhile finds it (the kernel's use count).
  * CREATE_XRC_SRQ: an SRQ (srq.pd, srq.attr as CREATE_SRQ) in domain xrcd
  * completing into cq; reply and fd as CREATE_SRQ, with srq_num.
  * CREATE_XRC_TGT (ibv_create_qp_ex, IBV_QPT_XRC_RECV): a target QP in

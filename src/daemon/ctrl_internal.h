@@ -272,6 +272,7 @@ int xrxe_ctrli_srq_create(struct conn *c, const struct xrxe_ctrl_srq *q, uint32_
 /* ctrl_xrc.c: an XRC domain's open, a target QP's handle go */
 int xrxe_ctrli_destroy_xrcd(struct obj_xrcd *o);
 int xrxe_ctrli_xrc_tgt_put(struct obj_qp *qp);
+void xrxe_ctrli_xrc_gc(struct xrxe_ctrl *ctrl);
 
 /* ctrl_cm.c: the CM requests (abi.h XRXE_CTRL_CM_*, include/xrxe/cm_abi.h) */
 int xrxe_ctrli_cm_open(struct xrxe_ctrl *ctrl);

@@ -380,6 +380,7 @@ static int destroy_srq(struct obj_srq *q)
 	xrxe_ctrli_conn_ring_free(c, &q->ring);
 	xrxe_ctrli_count_adjust(c->ctrl, OBJ_SRQ, -1);
 	xrxe_ctrli_obj_free(&q->o);
+	xrxe_ctrli_xrc_gc(c->ctrl); /* an XRC SRQ may have kept a closed domain (ctrl_xrc.c) */
 	return 0;
 }
 

@@ -10,7 +10,8 @@
  * domain for an inode without one, O_EXCL refuses one that exists. The
  * daemon keeps a duplicate of the first opener's descriptor while the domain
  * lives: the inode stays allocated, so its number cannot come back as
- * another file's and name this domain.
+ * another file's and name this domain. A domain lives while it is open or
+ * XRC SRQs or target QPs use it (xrxe_ctrli_xrc_gc).
  *
  * A target QP is shared: its creator and every process that opens it
  * (OPEN_QP, by number, through the same domain) hold a handle; the QP is
@@ -26,6 +27,8 @@
 #include "daemon/ctrl_internal.h"
 #include "transport/transport.h"
 #include "util/log.h"
+
+#define XRCD_OPENS_PER_CONN 64
 
 struct xrcd_ent {
 	struct xrcd_ent *next;
@@ -61,6 +64,11 @@ int xrxe_ctrli_op_open_xrcd(struct conn *c, const void *req, int *fds, struct re
 
 	if (fstat(fds[0], &st) < 0)
 		return -EBADF;
+	/* Each new domain keeps a descriptor in the daemon: one application
+	 * must not be able to spend the daemon's descriptors (the core's
+	 * domain table, XRXE_TP_MAX_XRCD, bounds the total). */
+	if (c->count[OBJ_XRCD] >= XRCD_OPENS_PER_CONN)
+		return -ENOMEM;
 	for (x = ctrl->xrcds; x; x = x->next)
 		if (x->dev == st.st_dev && x->ino == st.st_ino)
 			break;
@@ -100,29 +108,34 @@ err_obj:
 	return err;
 }
 
+/* Domains nobody has open any more go once no SRQ or target QP uses them
+ * (the kernel's XRCD lives on its use count the same way): called when an
+ * open, an XRC SRQ or a target QP goes. */
+void xrxe_ctrli_xrc_gc(struct xrxe_ctrl *ctrl)
+{
+	struct xrcd_ent **pp = &ctrl->xrcds, *x;
+
+	while ((x = *pp)) {
+		if (x->opens || xrxe_tp_xrcd_free(ctrl->cfg.tp, x->xrcdn)) {
+			pp = &x->next;
+			continue;
+		}
+		*pp = x->next;
+		close(x->fd);
+		free(x);
+	}
+}
+
 int xrxe_ctrli_destroy_xrcd(struct obj_xrcd *o)
 {
 	struct xrxe_ctrl *ctrl = o->o.conn->ctrl;
-	struct xrcd_ent *x = o->xrcd, **pp;
 
-	if (x->opens == 1) {
-		/* the last open: the domain goes, unless SRQs or targets remain */
-		int err = xrxe_tp_xrcd_free(ctrl->cfg.tp, x->xrcdn);
-
-		if (err)
-			return err;
-		for (pp = &ctrl->xrcds; *pp; pp = &(*pp)->next) {
-			if (*pp == x) {
-				*pp = x->next;
-				break;
-			}
-		}
-		close(x->fd);
-		free(x);
-	} else {
-		x->opens--;
-	}
+	/* Closing always succeeds (as ibv_close_xrcd on a file's domain in
+	 * the kernel): SRQs and target QPs still in the domain keep it, and
+	 * the same file opened again finds it. */
+	o->xrcd->opens--;
 	xrxe_ctrli_obj_free(&o->o);
+	xrxe_ctrli_xrc_gc(ctrl);
 	return 0;
 }
 
@@ -271,5 +284,6 @@ int xrxe_ctrli_xrc_tgt_put(struct obj_qp *qp)
 	}
 	xrxe_ctrli_count_adjust(ctrl, OBJ_QP, -1);
 	xrxe_ctrli_obj_free(&qp->o);
+	xrxe_ctrli_xrc_gc(ctrl);
 	return 0;
 }
