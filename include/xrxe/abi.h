@@ -28,7 +28,7 @@
 
 #include <infiniband/verbs.h>
 
-#define XRXE_ABI_VERSION 2
+#define XRXE_ABI_VERSION 3
 
 /* Control socket: XRXE_RUN_DIR/IFACE.sock, SOCK_SEQPACKET, one per daemon.
  * The shim lists one device per socket that accepts a connection (a stale
@@ -181,7 +181,11 @@ struct xrxe_send_wqe {
 			uint8_t pad[14];
 		} flush;
 	} wr;
-	uint64_t rsvd;
+	/* IBV_QPT_XRC_SEND: the XRC SRQ at the target the message goes to
+	 * (ibv_wr_set_xrc_srqn / wr.qp_type.xrc.remote_srqn), carried in
+	 * every request's XRCETH (docs/xrc.md) */
+	uint32_t xrc_srqn;
+	uint32_t rsvd;
 	union {
 		struct xrxe_sge sge[0];
 		uint8_t inline_data[0];
@@ -192,6 +196,7 @@ _Static_assert(sizeof(((struct xrxe_send_wqe *)0)->wr) == 32, "send wqe wr union
 _Static_assert(offsetof(struct xrxe_send_wqe, wr.bind.addr) == 48, "bind addr offset");
 _Static_assert(offsetof(struct xrxe_send_wqe, wr.bind.length) == 56, "bind length offset");
 _Static_assert(offsetof(struct xrxe_send_wqe, wr.flush.type) == 48, "flush type offset");
+_Static_assert(offsetof(struct xrxe_send_wqe, xrc_srqn) == 64, "xrc_srqn offset");
 
 /* Values of rdma-core >= 45 (FLUSH, IBA 1.5 annex A19) that rdma-core 44's
  * verbs.h, which the shim is built against, does not define yet. The numbers
@@ -332,6 +337,12 @@ enum xrxe_ctrl_op {
 	XRXE_CTRL_CM_LEAVE_MCAST,
 	XRXE_CTRL_CM_MIGRATE_ID,
 	XRXE_CTRL_CM_QUERY,
+	/* XRC (docs/xrc.md) */
+	XRXE_CTRL_OPEN_XRCD,
+	XRXE_CTRL_CLOSE_XRCD,
+	XRXE_CTRL_CREATE_XRC_SRQ,
+	XRXE_CTRL_CREATE_XRC_TGT,
+	XRXE_CTRL_OPEN_QP,
 	XRXE_CTRL_OP_COUNT,
 };
 
@@ -533,9 +544,44 @@ struct xrxe_ctrl_srq {
 struct xrxe_ctrl_srq_reply {
 	struct xrxe_ctrl_hdr hdr;
 	uint32_t handle;
-	uint32_t pad;
+	uint32_t srq_num; /* CREATE_XRC_SRQ: the number peers name (ibv_get_srq_num); else 0 */
 	struct ibv_srq_attr attr;
 	uint64_t ring_size;
+};
+
+/* XRC (docs/xrc.md).
+ * OPEN_XRCD (ibv_open_xrcd): fd [0] names the domain by its inode, as the
+ * kernel's: every open of the same file (any process of the daemon's
+ * namespace) gets the same domain; the daemon keeps a duplicate of the fd
+ * while the domain exists, so the inode cannot be reused under it. oflags:
+ * O_CREAT creates the domain if the file has none (else -EAGAIN), O_EXCL
+ * with O_CREAT fails with -EINVAL if it exists (the kernel's values). The
+ * shim passes an anonymous memfd for fd -1: a domain nobody else can name.
+ * At most 64 opens per connection (-ENOMEM). Reply: struct
+ * xrxe_ctrl_handle. CLOSE_XRCD (struct xrxe_ctrl_handle) always succeeds;
+ * the domain lives on while XRC SRQs or target QPs use it, and an open of
+ * the same file meanwhile finds it (the kernel's use count).
+ * CREATE_XRC_SRQ: an SRQ (srq.pd, srq.attr as CREATE_SRQ) in domain xrcd
+ * completing into cq; reply and fd as CREATE_SRQ, with srq_num.
+ * CREATE_XRC_TGT (ibv_create_qp_ex, IBV_QPT_XRC_RECV): a target QP in
+ * domain xrcd (qpn ignored); OPEN_QP (ibv_open_qp): a handle to the
+ * target QP qpn of domain xrcd (-ENOENT otherwise). Both reply with struct
+ * xrxe_ctrl_create_qp_reply and no fds (a target has no rings); the QP lives
+ * until its last handle is destroyed, in whichever process. */
+struct xrxe_ctrl_open_xrcd {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t oflags;
+	uint32_t pad;
+};
+struct xrxe_ctrl_create_xrc_srq {
+	struct xrxe_ctrl_srq srq;
+	uint32_t xrcd;
+	uint32_t cq;
+};
+struct xrxe_ctrl_xrc_qp {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t xrcd;
+	uint32_t qpn;
 };
 
 /* ATTACH_MCAST / DETACH_MCAST (UD QPs; gid a multicast GID, IPv6 ff00::/8 or

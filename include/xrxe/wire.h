@@ -45,6 +45,7 @@ extern "C" {
 #define XRXE_IMMDT_LEN 4
 #define XRXE_IETH_LEN 4
 #define XRXE_FETH_LEN 4
+#define XRXE_XRCETH_LEN 4
 #define XRXE_ICRC_LEN 4
 
 /* CNP (opcode 0x81): BTH + 16 reserved zero bytes + ICRC (RoCEv2 Annex A17.9.3) */
@@ -101,6 +102,7 @@ enum xrxe_transport {
 	XRXE_TRANSPORT_RD = 0x40,
 	XRXE_TRANSPORT_UD = 0x60,
 	XRXE_TRANSPORT_CNP = 0x80,
+	XRXE_TRANSPORT_XRC = 0xa0, /* IBA table 38: 101xxxxx, XRC (docs/xrc.md) */
 };
 #define XRXE_TRANSPORT_MASK 0xe0
 
@@ -144,6 +146,7 @@ enum xrxe_opcode {
 enum xrxe_hdr {
 	XRXE_HDR_RDETH,
 	XRXE_HDR_DETH,
+	XRXE_HDR_XRCETH, /* XRC requests: right after the BTH (docs/xrc.md) */
 	XRXE_HDR_FETH, /* FLUSH: FETH precedes RETH (IBA oA19-2) */
 	XRXE_HDR_RETH,
 	XRXE_HDR_ATMETH,
@@ -257,12 +260,17 @@ struct xrxe_feth {
 	uint32_t bits; /* resv26 | SEL(2) | PLT(4) */
 } __attribute__((packed));
 
+struct xrxe_xrceth {
+	uint32_t srqn; /* resv8 | XRCSRQ(24): the destination XRC SRQ */
+} __attribute__((packed));
+
 _Static_assert(sizeof(struct xrxe_bth) == XRXE_BTH_LEN, "BTH is 12 bytes");
 _Static_assert(sizeof(struct xrxe_deth) == XRXE_DETH_LEN, "DETH is 8 bytes");
 _Static_assert(sizeof(struct xrxe_reth) == XRXE_RETH_LEN, "RETH is 16 bytes");
 _Static_assert(sizeof(struct xrxe_atmeth) == XRXE_ATMETH_LEN, "AtomicETH is 28 bytes");
 _Static_assert(sizeof(struct xrxe_aeth) == XRXE_AETH_LEN, "AETH is 4 bytes");
 _Static_assert(sizeof(struct xrxe_atmack) == XRXE_ATMACK_LEN, "AtomicAckETH is 8 bytes");
+_Static_assert(sizeof(struct xrxe_xrceth) == XRXE_XRCETH_LEN, "XRCETH is 4 bytes");
 
 /* Typed accessors (host-order values in and out). Defined in wire_hdr.h so the
  * hot path inlines them. */
@@ -461,6 +469,7 @@ struct xrxe_pkt_spec {
 	struct {
 		uint8_t sel, plt;
 	} feth;
+	uint32_t xrc_srqn; /* XRCETH (XRC requests) */
 
 	/* Payload (may be NULL when payload_len is 0, or when the caller writes
 	 * the payload itself after xrxe_build_headers). */

@@ -119,6 +119,14 @@ static inline void xrxe_rdeth_set_een(struct xrxe_rdeth *h, uint32_t een)
 	h->een = htobe32(xrxe__bits32(be32toh(h->een), 0xffffffu, een));
 }
 
+/* ---- XRCETH (IBA 9.3.x, XRC): resv8 | XRCSRQ(24) ------------------------- */
+
+static inline uint32_t xrxe_xrceth_srqn(const struct xrxe_xrceth *h) { return be32toh(h->srqn) & 0xffffffu; }
+static inline void xrxe_xrceth_set_srqn(struct xrxe_xrceth *h, uint32_t srqn)
+{
+	h->srqn = htobe32(xrxe__bits32(be32toh(h->srqn), 0xffffffu, srqn));
+}
+
 /* ---- DETH (IBA 9.3.3): Q_Key | resv8 | SrcQP(24) ------------------------ */
 
 static inline uint32_t xrxe_deth_qkey(const struct xrxe_deth *h) { return be32toh(h->qkey); }

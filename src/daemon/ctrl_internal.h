@@ -23,7 +23,7 @@
 
 enum obj_type {
 	OBJ_NONE, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_AH, OBJ_CHANNEL, OBJ_SRQ, OBJ_MW,
-	OBJ_CM_CHANNEL, OBJ_CM_ID, OBJ_TYPES
+	OBJ_CM_CHANNEL, OBJ_CM_ID, OBJ_XRCD, OBJ_TYPES
 };
 
 
@@ -73,6 +73,15 @@ struct obj_qp {
 	struct xrxe_tp_qp *qp;
 	uint32_t qpn;
 	struct xrxe_shm sq, rq;
+	/* an XRC target's handle (ctrl_xrc.c): the shared QP, its next holder */
+	struct xrc_tgt *tgt;
+	struct obj_qp *tgt_next;
+};
+
+/* An open of an XRC domain (ctrl_xrc.c). */
+struct obj_xrcd {
+	struct obj o;
+	struct xrcd_ent *xrcd;
 };
 
 struct obj_ah {
@@ -143,6 +152,9 @@ struct xrxe_ctrl {
 	struct xrxe_cm *cm;
 	struct obj_cm_id *cm_resolving; /* IDs waiting for a neighbour */
 	uint64_t cm_events, cm_event_drops, cm_mad_tx_fail;
+	/* XRC domains by inode and shared target QPs (ctrl_xrc.c) */
+	struct xrcd_ent *xrcds;
+	struct xrc_tgt *tgts;
 };
 
 struct reply {
@@ -248,7 +260,19 @@ VERBS_OP(destroy_srq);
 VERBS_OP(mcast);
 VERBS_OP(stats);
 VERBS_OP(cc);
+VERBS_OP(open_xrcd);
+VERBS_OP(close_xrcd);
+VERBS_OP(create_xrc_srq);
+VERBS_OP(create_xrc_tgt);
+VERBS_OP(open_qp);
 #undef VERBS_OP
+/* CREATE_SRQ and CREATE_XRC_SRQ (xrcdn 0 and cq NULL: a basic SRQ) */
+int xrxe_ctrli_srq_create(struct conn *c, const struct xrxe_ctrl_srq *q, uint32_t xrcdn,
+			  struct xrxe_tp_cq *cq, int *fds, struct reply *r);
+/* ctrl_xrc.c: an XRC domain's open, a target QP's handle go */
+int xrxe_ctrli_destroy_xrcd(struct obj_xrcd *o);
+int xrxe_ctrli_xrc_tgt_put(struct obj_qp *qp);
+void xrxe_ctrli_xrc_gc(struct xrxe_ctrl *ctrl);
 
 /* ctrl_cm.c: the CM requests (abi.h XRXE_CTRL_CM_*, include/xrxe/cm_abi.h) */
 int xrxe_ctrli_cm_open(struct xrxe_ctrl *ctrl);

@@ -32,6 +32,7 @@ const char *const xrxe_ctrli_obj_names[OBJ_TYPES] = {
 	[OBJ_PD] = "PD", [OBJ_MR] = "MR",	    [OBJ_CQ] = "CQ",
 	[OBJ_QP] = "QP", [OBJ_AH] = "AH", [OBJ_CHANNEL] = "channel",
 	[OBJ_SRQ] = "SRQ", [OBJ_MW] = "MW", [OBJ_CM_CHANNEL] = "CM channel", [OBJ_CM_ID] = "CM ID",
+	[OBJ_XRCD] = "XRCD",
 };
 
 uint64_t xrxe_ctrli_now_ns(void)
@@ -302,6 +303,8 @@ static int destroy_qp(struct obj_qp *q)
 {
 	struct conn *c = q->o.conn;
 
+	if (q->tgt) /* a shared XRC target: one holder fewer (ctrl_xrc.c) */
+		return xrxe_ctrli_xrc_tgt_put(q);
 	/* Leave the groups only this QP was in (IBA 10.5: destroying a QP
 	 * detaches it). The core stops the QP then: nothing reads the rings
 	 * after this. */
@@ -377,6 +380,7 @@ static int destroy_srq(struct obj_srq *q)
 	xrxe_ctrli_conn_ring_free(c, &q->ring);
 	xrxe_ctrli_count_adjust(c->ctrl, OBJ_SRQ, -1);
 	xrxe_ctrli_obj_free(&q->o);
+	xrxe_ctrli_xrc_gc(c->ctrl); /* an XRC SRQ may have kept a closed domain (ctrl_xrc.c) */
 	return 0;
 }
 
@@ -423,6 +427,8 @@ int xrxe_ctrli_destroy_obj(struct obj *o)
 		return destroy_pd((struct obj_pd *)o);
 	case OBJ_SRQ:
 		return destroy_srq((struct obj_srq *)o);
+	case OBJ_XRCD:
+		return xrxe_ctrli_destroy_xrcd((struct obj_xrcd *)o);
 	case OBJ_CM_ID:
 	case OBJ_CM_CHANNEL:
 		return xrxe_ctrli_destroy_cm_obj(o);

@@ -33,6 +33,7 @@ static void srq_reply(struct reply *r, const struct obj_srq *q)
 	struct xrxe_ctrl_srq_reply *rep = REPLY(r, struct xrxe_ctrl_srq_reply);
 
 	rep->handle = q->o.handle;
+	rep->srq_num = xrxe_tp_srq_num(q->srq);
 	xrxe_tp_srq_query(q->srq, &rep->attr);
 	rep->ring_size = q->ring.size;
 	xrxe_ctrli_reply_len(r, sizeof(*rep));
@@ -40,7 +41,12 @@ static void srq_reply(struct reply *r, const struct obj_srq *q)
 
 int xrxe_ctrli_op_create_srq(struct conn *c, const void *req, int *fds, struct reply *r)
 {
-	const struct xrxe_ctrl_srq *q = req;
+	return xrxe_ctrli_srq_create(c, req, 0, NULL, fds, r);
+}
+
+int xrxe_ctrli_srq_create(struct conn *c, const struct xrxe_ctrl_srq *q, uint32_t xrcdn,
+			  struct xrxe_tp_cq *cq, int *fds, struct reply *r)
+{
 	struct obj_pd *pd;
 	struct obj_srq *srq;
 	uint32_t nslots, elem, max_sge;
@@ -68,8 +74,13 @@ int xrxe_ctrli_op_create_srq(struct conn *c, const void *req, int *fds, struct r
 	err = xrxe_ctrli_conn_ring(c, "srq", nslots, elem, &srq->ring);
 	if (err)
 		goto err_obj;
-	err = xrxe_tp_srq_create(c->ctrl->cfg.tp, pd->pdn, xrxe_shm_ring(&srq->ring), nslots,
-				 max_sge, &srq->o, &srq->srq);
+	if (xrcdn)
+		err = xrxe_tp_srq_create_xrc(c->ctrl->cfg.tp, pd->pdn, xrcdn, cq,
+					     xrxe_shm_ring(&srq->ring), nslots, max_sge, &srq->o,
+					     &srq->srq);
+	else
+		err = xrxe_tp_srq_create(c->ctrl->cfg.tp, pd->pdn, xrxe_shm_ring(&srq->ring),
+					 nslots, max_sge, &srq->o, &srq->srq);
 	if (err)
 		goto err_ring;
 	/* The verbs man page says create ignores srq_limit; rxe arms it. Arm
@@ -344,5 +355,16 @@ const struct op_desc xrxe_ctrli_ops[XRXE_CTRL_OP_COUNT] = {
 				xrxe_ctrli_op_cm_migrate_id },
 	[XRXE_CTRL_CM_QUERY] = { "cm_query", sizeof(struct xrxe_ctrl_cm_handle_arg), 0, true,
 				xrxe_ctrli_op_cm_query },
+	/* XRC (ctrl_xrc.c) */
+	[XRXE_CTRL_OPEN_XRCD] = { "open_xrcd", sizeof(struct xrxe_ctrl_open_xrcd), 1, false,
+				  xrxe_ctrli_op_open_xrcd },
+	[XRXE_CTRL_CLOSE_XRCD] = { "close_xrcd", sizeof(struct xrxe_ctrl_handle), 0, false,
+				   xrxe_ctrli_op_close_xrcd },
+	[XRXE_CTRL_CREATE_XRC_SRQ] = { "create_xrc_srq", sizeof(struct xrxe_ctrl_create_xrc_srq), 0,
+				       false, xrxe_ctrli_op_create_xrc_srq },
+	[XRXE_CTRL_CREATE_XRC_TGT] = { "create_xrc_tgt", sizeof(struct xrxe_ctrl_xrc_qp), 0, false,
+				       xrxe_ctrli_op_create_xrc_tgt },
+	[XRXE_CTRL_OPEN_QP] = { "open_qp", sizeof(struct xrxe_ctrl_xrc_qp), 0, false,
+				xrxe_ctrli_op_open_qp },
 };
 

@@ -450,17 +450,26 @@ int xrxe_ctrli_op_create_qp(struct conn *c, const void *req, int *fds, struct re
 	struct obj_pd *pd;
 	struct obj_qp *qp;
 	uint32_t sq_slots, rq_slots, sq_elem, rq_elem, data;
+	bool xrc_send, no_rq;
 	int err;
 
 	(void)fds;
+	/* XRC_SEND (an XRC initiator, docs/xrc.md): a send queue only; its
+	 * recv_cq is ignored and no RQ ring exists. Targets: CREATE_XRC_TGT. */
+	xrc_send = q->qp_type == IBV_QPT_XRC_SEND;
 	pd = (struct obj_pd *)xrxe_ctrli_obj_lookup(c, q->pd, OBJ_PD);
 	scq = (struct obj_cq *)xrxe_ctrli_obj_lookup(c, q->send_cq, OBJ_CQ);
-	rcq = (struct obj_cq *)xrxe_ctrli_obj_lookup(c, q->recv_cq, OBJ_CQ);
-	if (!pd || !scq || !rcq)
+	rcq = xrc_send ? NULL : (struct obj_cq *)xrxe_ctrli_obj_lookup(c, q->recv_cq, OBJ_CQ);
+	if (!pd || !scq || (!rcq && !xrc_send))
 		return -EBADF;
-	if (q->qp_type != IBV_QPT_RC && q->qp_type != IBV_QPT_UC && q->qp_type != IBV_QPT_UD)
-		return -EOPNOTSUPP; /* as rxe_qp_chk_init for RD, XRC, raw */
-	if (q->srq != XRXE_NO_HANDLE) {
+	if (q->qp_type != IBV_QPT_RC && q->qp_type != IBV_QPT_UC && q->qp_type != IBV_QPT_UD &&
+	    !xrc_send)
+		return -EOPNOTSUPP; /* as rxe_qp_chk_init for RD, raw */
+	if (xrc_send) {
+		if (q->srq != XRXE_NO_HANDLE)
+			return -EINVAL;
+		cap.max_recv_wr = cap.max_recv_sge = 0;
+	} else if (q->srq != XRXE_NO_HANDLE) {
 		srq = (struct obj_srq *)xrxe_ctrli_obj_lookup(c, q->srq, OBJ_SRQ);
 		if (!srq)
 			return -EBADF;
@@ -494,6 +503,7 @@ int xrxe_ctrli_op_create_qp(struct conn *c, const void *req, int *fds, struct re
 	if (got.max_inline_data > XRXE_MAX_INLINE)
 		got.max_inline_data = XRXE_MAX_INLINE;
 
+	no_rq = srq || xrc_send;
 	qp = xrxe_ctrli_obj_new(c, OBJ_QP, sizeof(*qp), &err);
 	if (!qp)
 		return err;
@@ -501,7 +511,7 @@ int xrxe_ctrli_op_create_qp(struct conn *c, const void *req, int *fds, struct re
 	err = xrxe_ctrli_conn_ring(c, "sq", sq_slots, sq_elem, &qp->sq);
 	if (err)
 		goto err_obj;
-	if (!srq) {
+	if (!no_rq) {
 		err = xrxe_ctrli_conn_ring(c, "rq", rq_slots, rq_elem, &qp->rq);
 		if (err)
 			goto err_sq;
@@ -513,10 +523,10 @@ int xrxe_ctrli_op_create_qp(struct conn *c, const void *req, int *fds, struct re
 		.qp_type = (enum ibv_qp_type)q->qp_type,
 		.pdn = pd->pdn,
 		.send_cq = scq->cq,
-		.recv_cq = rcq->cq,
+		.recv_cq = rcq ? rcq->cq : NULL,
 		.sq = xrxe_shm_ring(&qp->sq),
 		.sq_slots = sq_slots,
-		.rq = srq ? NULL : xrxe_shm_ring(&qp->rq),
+		.rq = no_rq ? NULL : xrxe_shm_ring(&qp->rq),
 		.rq_slots = rq_slots,
 		.srq = srq ? srq->srq : NULL,
 		.cap = got,
@@ -535,16 +545,16 @@ int xrxe_ctrli_op_create_qp(struct conn *c, const void *req, int *fds, struct re
 	rep->qpn = qp->qpn;
 	rep->cap = got;
 	rep->sq_size = qp->sq.size;
-	rep->rq_size = srq ? 0 : qp->rq.size;
+	rep->rq_size = no_rq ? 0 : qp->rq.size;
 	xrxe_ctrli_reply_len(r, sizeof(*rep));
 	xrxe_ctrli_reply_fd(r, qp->sq.fd, true);
-	if (!srq)
+	if (!no_rq)
 		xrxe_ctrli_reply_fd(r, qp->rq.fd, true);
 	qp->sq.fd = qp->rq.fd = -1;
 	return 0;
 
 err_rq:
-	if (!srq) {
+	if (!no_rq) {
 		xrxe_ctrli_conn_ring_free(c, &qp->rq);
 	}
 err_sq:

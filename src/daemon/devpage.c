@@ -134,7 +134,8 @@ static void fill_attrs(struct xrxe_dev_page *p, const struct xrxe_devpage_config
 	a->device_cap_flags = IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |
 			      IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_UD_AV_PORT_ENFORCE |
 			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B |
-			      IBV_DEVICE_MEM_MGT_EXTENSIONS;
+			      IBV_DEVICE_MEM_MGT_EXTENSIONS |
+			      IBV_DEVICE_XRC; /* XRC domains, SRQs and QPs (docs/xrc.md) */
 	a->max_sge = XRXE_MAX_SGE;
 	a->max_sge_rd = XRXE_MAX_SGE;
 	a->max_cq = (int)cfg->max_cq;

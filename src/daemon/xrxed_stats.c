@@ -220,6 +220,10 @@ static const char *qp_type_name(enum ibv_qp_type t)
 		return "UC";
 	case IBV_QPT_UD:
 		return "UD";
+	case IBV_QPT_XRC_SEND:
+		return "XRC_SEND"; /* docs/xrc.md */
+	case IBV_QPT_XRC_RECV:
+		return "XRC_RECV";
 	default:
 		return "?";
 	}

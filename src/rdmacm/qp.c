@@ -4,8 +4,9 @@
  * CQs (each with its own completion channel) made for the ID when the caller
  * brings none, the ID's PD or the device's default one, and the new QP moved
  * to INIT with the daemon's attributes (UD all the way to RTS with the port
- * space's Q_Key, as stock's ucma_init_ud_qp). XRC is not offered: xrxe's
- * verbs have no XRC domains (README, "Verbs not implemented").
+ * space's Q_Key, as stock's ucma_init_ud_qp). XRC IDs are not offered here
+ * (the verbs have XRC, docs/xrc.md; the CM's XRC connection setup is not
+ * built).
  */
 #include "rdmacm/cm.h"
 

@@ -238,23 +238,42 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 		      struct xrxe_tp_qp **out)
 {
 	const struct ibv_qp_cap *cap = &init->cap;
+	bool xrc = init->qp_type == IBV_QPT_XRC_SEND || init->qp_type == IBV_QPT_XRC_RECV;
+	struct xrxe_ring *sq = init->sq, *tgt_sq = NULL;
+	uint32_t sq_slots = init->sq_slots;
 	struct xrxe_tp_qp *qp;
 	uint32_t data_cap, i, idx, max_rsge;
 	int err;
 
-	if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
-	    init->qp_type != IBV_QPT_UD)
+	if (xrc) {
+		/* XRC (xrc.c): an initiator has no receive side, a target
+		 * nothing but its domain */
+		err = xrxe_tpi_xrc_qp_check(tp, init);
+		if (err)
+			return err;
+	} else if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
+		   init->qp_type != IBV_QPT_UD) {
 		return -EOPNOTSUPP;
-	/* receive WQEs come from the QP's own RQ or from an SRQ, never both */
-	if (!init->send_cq || !init->recv_cq || !init->sq || !init->rq == !init->srq)
+	} else if (!init->send_cq || !init->recv_cq || !init->sq || !init->rq == !init->srq ||
+		   (init->srq && init->srq->xrcdn)) {
+		/* receive WQEs come from the QP's own RQ or from an SRQ,
+		 * never both; an XRC SRQ serves XRC targets only */
 		return -EINVAL;
+	}
 	if (cap->max_send_sge > XRXE_MAX_SGE || cap->max_recv_sge > XRXE_MAX_SGE ||
 	    cap->max_inline_data > XRXE_MAX_INLINE)
 		return -EINVAL;
 	data_cap = cap->max_send_sge * sizeof(struct xrxe_sge);
 	if (cap->max_inline_data > data_cap)
 		data_cap = cap->max_inline_data;
-	if (!ring_ok(init->sq, init->sq_slots, sizeof(struct xrxe_send_wqe) + data_cap) ||
+	if (init->qp_type == IBV_QPT_XRC_RECV) {
+		if (data_cap || cap->max_send_wr || cap->max_recv_wr || cap->max_recv_sge)
+			return -EINVAL; /* a target has no work queues */
+		tgt_sq = sq = xrxe_tpi_xrc_tgt_sq(&sq_slots);
+		if (!sq)
+			return -ENOMEM;
+	}
+	if (!ring_ok(sq, sq_slots, sizeof(struct xrxe_send_wqe) + data_cap) ||
 	    (init->rq && !ring_ok(init->rq, init->rq_slots,
 				  sizeof(struct xrxe_recv_wqe) +
 					  cap->max_recv_sge * sizeof(struct xrxe_sge))))
@@ -266,23 +285,29 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 		if (!tp->qpt[idx])
 			break;
 	}
-	if (i == tp->cfg.max_qp)
+	if (i == tp->cfg.max_qp) {
+		free(tgt_sq);
 		return -ENOMEM;
+	}
 
 	qp = calloc(1, sizeof(*qp));
-	if (!qp)
+	if (!qp) {
+		free(tgt_sq);
 		return -ENOMEM;
-	qp->swqe = calloc(init->sq_slots, sizeof(*qp->swqe));
+	}
+	qp->swqe = calloc(sq_slots, sizeof(*qp->swqe));
 	if (!qp->swqe)
 		goto err_free;
-	qp->swqe_data = calloc(init->sq_slots, data_cap ? data_cap : 1);
+	qp->swqe_data = calloc(sq_slots, data_cap ? data_cap : 1);
 	if (!qp->swqe_data)
 		goto err_free;
 	qp->resp.rsge = calloc(max_rsge ? max_rsge : 1, sizeof(struct xrxe_sge));
 	if (!qp->resp.rsge)
 		goto err_free;
-	err = xrxe_tpi_pd_get(tp, init->pdn);
+	/* an XRC target's PD is that of the SRQ each message names */
+	err = init->qp_type == IBV_QPT_XRC_RECV ? 0 : xrxe_tpi_pd_get(tp, init->pdn);
 	if (err) {
+		free(tgt_sq);
 		free(qp->resp.rsge);
 		free(qp->swqe_data);
 		free(qp->swqe);
@@ -298,11 +323,11 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 	qp->cap = *cap;
 	qp->sq_sig_all = init->sq_sig_all;
 	qp->user = init->user;
-	qp->sq = init->sq;
-	qp->sq_mask = init->sq_slots - 1;
-	qp->sq_log2 = init->sq->log2_elem_size;
+	qp->sq = sq;
+	qp->sq_mask = sq_slots - 1;
+	qp->sq_log2 = sq->log2_elem_size;
 	qp->sq_data_cap = data_cap;
-	for (i = 0; i < init->sq_slots; i++)
+	for (i = 0; i < sq_slots; i++)
 		qp->swqe[i].data = qp->swqe_data + (size_t)i * data_cap;
 	qp->rq = init->rq;
 	if (init->rq) {
@@ -311,6 +336,10 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 	}
 	qp->srq = init->srq;
 	qp->max_rsge = max_rsge;
+	if (xrc) {
+		qp->type = IBV_QPT_RC; /* XRC runs RC's transport (xrc.c) */
+		xrxe_tpi_xrc_qp_init(qp, init, tgt_sq);
+	}
 
 	qp->qpn = XRXE_TP_QPN_BASE + idx;
 	qp->sport = qp_sport(qp->qpn);
@@ -322,10 +351,12 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 	qp->resp.nres = 1;
 	qp_reset_state(qp);
 
-	init->send_cq->refs++;
-	init->recv_cq->refs++;
-	if (init->srq)
-		init->srq->refs++;
+	if (qp->send_cq)
+		qp->send_cq->refs++;
+	if (qp->recv_cq)
+		qp->recv_cq->refs++;
+	if (qp->srq)
+		qp->srq->refs++;
 	tp->qpt[idx] = qp;
 	tp->qp_next = (idx + 1) % tp->cfg.max_qp;
 	qp->next = tp->qps;
@@ -338,6 +369,7 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 	return 0;
 
 err_free:
+	free(tgt_sq);
 	free(qp->resp.rsge);
 	free(qp->swqe_data);
 	free(qp->swqe);
@@ -360,8 +392,11 @@ void xrxe_tp_qp_destroy(struct xrxe_tp *tp, struct xrxe_tp_qp *qp)
 	if (qp->next)
 		qp->next->prev = qp->prev;
 	xrxe_tp_mcast_detach_all(tp, qp, NULL, NULL);
-	qp->send_cq->refs--;
-	qp->recv_cq->refs--;
+	xrxe_tpi_xrc_qp_fini(qp); /* a target lets go of its SRQ and domain (xrc.c) */
+	if (qp->send_cq)
+		qp->send_cq->refs--;
+	if (qp->recv_cq)
+		qp->recv_cq->refs--;
 	if (qp->srq)
 		qp->srq->refs--;
 	xrxe_tpi_pd_put(tp, qp->pdn);
@@ -381,7 +416,7 @@ int xrxe_tp_qp_set_sr(struct xrxe_tp *tp, uint32_t qpn, bool on)
 
 	if (!qp)
 		return -ENOENT;
-	if (qp->type != IBV_QPT_RC)
+	if (qp->type != IBV_QPT_RC || qp->xrc)
 		return -EINVAL;
 	/* Both ends must switch before the first packet: the CM calls this
 	 * when it sends (passive) or receives (active) the REP, before the
@@ -479,6 +514,12 @@ int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ib
 		return -EINVAL;
 	req = t->req[ti];
 	opt = t->opt[ti];
+	if (qp->xrc) {
+		uint32_t relaxed = xrxe_tpi_xrc_not_required(qp, cur, next);
+
+		req &= ~relaxed;
+		opt |= relaxed;
+	}
 	if ((mask & req) != req)
 		return -EINVAL; /* a required attribute is missing */
 	if (mask & ~(req | opt | IBV_QP_STATE))
@@ -490,7 +531,7 @@ int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ib
 	 * CM negotiated it (xrxe_tp_qp_set_sr), else the device setting for
 	 * QPs connected without the CM (docs/selective-repeat.md). Its state
 	 * is allocated here, the only step that can fail. */
-	if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR && qp->type == IBV_QPT_RC) {
+	if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR && qp->type == IBV_QPT_RC && !qp->xrc) {
 		bool on = qp->sr_mode == TP_SR_ON ||
 			  (qp->sr_mode == TP_SR_DEFAULT && qp->tp->cfg.selective_repeat);
 
@@ -576,8 +617,9 @@ int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ib
 		if (cur != IBV_QPS_RESET) {
 			qp_reset_state(qp);
 			/* nothing of the old life stays in the CQs (cq.c) */
-			xrxe_tpi_cq_purge_qp(qp->send_cq, qp->qpn);
-			if (qp->recv_cq != qp->send_cq)
+			if (qp->send_cq)
+				xrxe_tpi_cq_purge_qp(qp->send_cq, qp->qpn);
+			if (qp->recv_cq && qp->recv_cq != qp->send_cq)
 				xrxe_tpi_cq_purge_qp(qp->recv_cq, qp->qpn);
 		}
 		qp->state = IBV_QPS_RESET;
@@ -621,7 +663,7 @@ int xrxe_tp_qp_query(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, struct ibv_qp_at
 	}
 	if (init) {
 		memset(init, 0, sizeof(*init));
-		init->qp_type = qp->type;
+		init->qp_type = xrxe_tpi_qp_type(qp);
 		init->sq_sig_all = qp->sq_sig_all;
 		init->cap = qp->cap;
 	}
@@ -664,7 +706,7 @@ void xrxe_tpi_qp_error(struct xrxe_tp_qp *qp)
 	 * SRQ reports Last WQE Reached once it is in Error and holds no more
 	 * receive WQEs (its WQE in use, if any, was just flushed; the SRQ's
 	 * own WQEs stay for the other QPs). */
-	if (qp->srq)
+	if (qp->srq && !qp->xrc)
 		xrxe_tpi_qp_async(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
 }
 

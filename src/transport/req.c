@@ -76,7 +76,7 @@ static void wqe_validate(struct xrxe_tp_qp *qp, struct tp_swqe *w, const uint8_t
 	w->npkts = 1;
 	w->av = NULL;
 
-	if (!wr_allowed(qp->type, op))
+	if (!wr_allowed(qp->type, op) || !xrxe_tpi_xrc_wr_ok(qp, op))
 		return wqe_bad(w, IBV_WC_LOC_QP_OP_ERR);
 	if (w->is_local || op == XRXE_WR_FLUSH) {
 		/* no data: no SGEs, no inline (rdma-core's rxe provider) */
@@ -290,13 +290,6 @@ static uint8_t req_opcode(const struct tp_swqe *w, bool first, bool last)
 #undef POS
 }
 
-static uint8_t qp_transport(const struct xrxe_tp_qp *qp)
-{
-	return qp->type == IBV_QPT_RC ? XRXE_TRANSPORT_RC
-	       : qp->type == IBV_QPT_UC ? XRXE_TRANSPORT_UC
-					: XRXE_TRANSPORT_UD;
-}
-
 static bool window_full(const struct xrxe_tp_qp *qp)
 {
 	/* docs/facts/rxe.md §2.1: at most 128 PSNs unacknowledged; fewer while
@@ -388,7 +381,8 @@ static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 			return -EFAULT;
 		}
 	}
-	spec.opcode = qp_transport(qp) | req_opcode(w, first, last);
+	spec.opcode = xrxe_tpi_qp_class(qp) | req_opcode(w, first, last);
+	spec.xrc_srqn = w->wr.xrc_srqn & XRXE_QPN_MASK; /* XRCETH (xrc.c) */
 	spec.psn = qp->req.psn;
 	spec.payload_len = n;
 	/* docs/facts/rxe.md §2.2: AckReq on the last packet of every message and at

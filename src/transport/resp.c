@@ -93,7 +93,7 @@ static int send_ack(struct xrxe_tp_qp *qp, const struct tp_rspq_ent *e)
 	int err;
 
 	xrxe_tpi_spec_init(qp, &qp->av, &spec);
-	spec.opcode = sack ? XRXE_OP_XRXE_SACK : XRXE_OPCODE(RC, ACKNOWLEDGE);
+	spec.opcode = sack ? XRXE_OP_XRXE_SACK : xrxe_tpi_qp_class(qp) | XRXE_OP_ACKNOWLEDGE;
 	spec.psn = e->psn;
 	spec.aeth.syndrome = e->syndrome;
 	spec.aeth.msn = e->msn;
@@ -117,7 +117,7 @@ static int send_atomic_ack(struct xrxe_tp_qp *qp, const struct tp_res *res)
 	int err;
 
 	xrxe_tpi_spec_init(qp, &qp->av, &spec);
-	spec.opcode = XRXE_OPCODE(RC, ATOMIC_ACKNOWLEDGE);
+	spec.opcode = xrxe_tpi_qp_class(qp) | XRXE_OP_ATOMIC_ACKNOWLEDGE;
 	spec.psn = res->first_psn;
 	spec.aeth.syndrome = XRXE_AETH_ACK_UNLIMITED;
 	spec.aeth.msn = res->msn;
@@ -154,10 +154,11 @@ static int send_read_pkt(struct xrxe_tp_qp *qp, const struct tp_res *res, uint32
 			return -EACCES;
 	}
 	xrxe_tpi_spec_init(qp, &qp->av, &spec);
-	spec.opcode = first ? (last ? XRXE_OPCODE(RC, RDMA_READ_RESPONSE_ONLY)
-				    : XRXE_OPCODE(RC, RDMA_READ_RESPONSE_FIRST))
-			    : (last ? XRXE_OPCODE(RC, RDMA_READ_RESPONSE_LAST)
-				    : XRXE_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE));
+	/* RC's opcodes, or XRC's (xrc.c) */
+	spec.opcode = xrxe_tpi_qp_class(qp) |
+		      (first ? (last ? XRXE_OP_RDMA_READ_RESPONSE_ONLY : XRXE_OP_RDMA_READ_RESPONSE_FIRST)
+			     : (last ? XRXE_OP_RDMA_READ_RESPONSE_LAST
+				     : XRXE_OP_RDMA_READ_RESPONSE_MIDDLE));
 	spec.psn = psn;
 	/* C9-148: the MSN in a read response is the MSN of the READ */
 	spec.aeth.syndrome = XRXE_AETH_ACK_UNLIMITED;
@@ -395,7 +396,7 @@ bool xrxe_tpi_resp_flush(struct xrxe_tp_qp *qp)
 	}
 	/* The SRQ's WQEs are not this QP's to flush: other QPs take them
 	 * (IBA 10.3.1 Error state applies to the QP's own receive queue). */
-	while (!qp->srq && get_rwqe(qp) != -EAGAIN) {
+	while (!qp->srq && qp->rq && get_rwqe(qp) != -EAGAIN) {
 		complete_rwqe_status(qp, IBV_WC_WR_FLUSH_ERR);
 		did = true;
 	}
@@ -703,7 +704,7 @@ static void resp_atomic(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint3
 	if (((uintptr_t)host & 7) == 0) {
 		uint64_t *p = (uint64_t *)(void *)host;
 
-		if (pkt->opcode == XRXE_OPCODE(RC, COMPARE_SWAP)) {
+		if ((pkt->opcode & ~XRXE_TRANSPORT_MASK) == XRXE_OP_COMPARE_SWAP) {
 			orig = xrxe_atmeth_comp(atm);
 			/* on failure orig receives the current value; on
 			 * success it already equals it */
@@ -714,7 +715,7 @@ static void resp_atomic(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint3
 		}
 	} else {
 		memcpy(&orig, host, 8);
-		if (pkt->opcode == XRXE_OPCODE(RC, COMPARE_SWAP))
+		if ((pkt->opcode & ~XRXE_TRANSPORT_MASK) == XRXE_OP_COMPARE_SWAP)
 			val = orig == xrxe_atmeth_comp(atm) ? xrxe_atmeth_swap_add(atm) : orig;
 		else
 			val = orig + xrxe_atmeth_swap_add(atm);
@@ -1110,7 +1111,17 @@ static void resp_execute(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint
 	struct tp_resp *r = &qp->resp;
 	uint32_t fl = pkt->op->flags, pl;
 	uint32_t access = qp->attr.qp_access_flags;
+	int err;
 
+	/* XRC target: the XRCETH's SRQ serves the message (xrc.c) */
+	err = xrxe_tpi_xrc_bind(qp, pkt);
+	if (err == -EAGAIN)
+		return;
+	if (err) {
+		resp_fatal(qp, psn, XRXE_AETH_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR,
+			   IBV_EVENT_QP_REQ_ERR);
+		return;
+	}
 	/* Opcode sequence (IBA 9.7.5.1.x / docs/facts/rxe.md §2.3): FIRST or ONLY
 	 * outside a message, MIDDLE/LAST of the same kind inside one. */
 	if ((r->msg == TP_MSG_NONE && !(fl & XRXE_OPF_FIRST)) ||

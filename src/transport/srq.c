@@ -79,8 +79,12 @@ int xrxe_tp_srq_destroy(struct xrxe_tp *tp, struct xrxe_tp_srq *srq)
 {
 	struct xrxe_tp_srq **pp;
 
+	if (srq->xrcdn)
+		xrxe_tpi_xrc_srq_detach(srq); /* XRC targets let go of it (xrc.c) */
 	if (srq->refs)
 		return -EBUSY; /* as ibv_destroy_srq with QPs attached */
+	if (srq->xrcdn)
+		xrxe_tpi_xrc_srq_release(srq);
 	for (pp = &tp->srqs; *pp; pp = &(*pp)->next) {
 		if (*pp == srq) {
 			*pp = srq->next;

@@ -81,6 +81,7 @@ void xrxe_tp_destroy(struct xrxe_tp *tp)
 	free(tp->mws);
 	free(tp->pds);
 	free(tp->ahs);
+	xrxe_tpi_xrc_fini(tp);
 	free(tp);
 }
 
@@ -96,13 +97,6 @@ static bool addr_matches(const struct xrxe_pkt *pkt, const struct xrxe_av *av)
 	if (pkt->ip_version == 4)
 		return !memcmp(ip + 12, &av->daddr.v4, 4) && !memcmp(ip + 16, &av->saddr.v4, 4);
 	return !memcmp(ip + 8, &av->daddr.v6, 16) && !memcmp(ip + 24, &av->saddr.v6, 16);
-}
-
-static uint8_t qp_class(enum ibv_qp_type t)
-{
-	return t == IBV_QPT_RC ? XRXE_TRANSPORT_RC
-	       : t == IBV_QPT_UC ? XRXE_TRANSPORT_UC
-				 : XRXE_TRANSPORT_UD;
 }
 
 void xrxe_tp_rx(struct xrxe_tp *tp, const struct xrxe_pkt *pkt, uint64_t now_ns)
@@ -156,10 +150,11 @@ void xrxe_tpi_qp_rx(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct xrxe
 	}
 	/* the opcode class must be the QP's transport; xrxe's SACK (from the
 	 * manufacturer-specific range) only for an RC QP that agreed to
-	 * selective repeat (sr.c) */
+	 * selective repeat (sr.c); an XRC initiator takes responses only, a
+	 * target requests only (xrc.c) */
 	if (pkt->opcode == XRXE_OP_XRXE_SACK ? !qp->sr
-	    : (pkt->opcode & XRXE_TRANSPORT_MASK) != qp_class(qp->type) ||
-	      !(fl & (XRXE_OPF_REQUEST | XRXE_OPF_RESPONSE))) {
+	    : (pkt->opcode & XRXE_TRANSPORT_MASK) != xrxe_tpi_qp_class(qp) ||
+	      !(fl & (XRXE_OPF_REQUEST | XRXE_OPF_RESPONSE)) || !xrxe_tpi_xrc_rx_ok(qp, fl)) {
 		tp->stats.rx_drop_bad_opcode++;
 		return;
 	}
@@ -309,7 +304,7 @@ int xrxe_tp_qp_foreach(struct xrxe_tp *tp, int (*fn)(void *arg, const struct xrx
 
 		info.qpn = qp->qpn;
 		info.dest_qpn = qp->attr.dest_qp_num;
-		info.qp_type = qp->type;
+		info.qp_type = xrxe_tpi_qp_type(qp);
 		info.state = qp->state;
 		info.sq_psn = qp->req.psn;
 		info.acked_psn = qp->comp.psn;

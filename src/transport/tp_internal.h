@@ -153,6 +153,9 @@ struct xrxe_tp_srq {
 	uint32_t limit;           /* armed limit (IBA 11.5.2.4), 0: disarmed */
 	uint32_t refs;            /* QPs using it */
 	void *user;
+	/* XRC SRQs only (xrc.c): domain (0: a basic SRQ), number, CQ */
+	uint32_t xrcdn, srqn;
+	struct xrxe_tp_cq *cq;
 };
 
 /* ---------------------------------------------------------------------------
@@ -381,7 +384,17 @@ struct xrxe_tp_qp {
 	uint8_t sr_mode;
 	bool sr;
 	struct tp_sr *srs;
+	/* XRC (xrc.c): an XRC QP runs RC's transport (type is IBV_QPT_RC)
+	 * with the role here. A target has no send queue of the
+	 * application's (xrc_sq: an empty private ring, so the requester
+	 * finds nothing to do) and borrows srq, recv_cq and pdn from the XRC
+	 * SRQ the current message names (srq NULL, pdn 0: none yet). */
+	uint8_t xrc; /* enum tp_xrc_role */
+	uint32_t xrcdn;
+	struct xrxe_ring *xrc_sq;
 };
+
+enum tp_xrc_role { TP_XRC_NONE, TP_XRC_INI, TP_XRC_TGT };
 
 /* ---------------------------------------------------------------------------
  * Multicast groups (mcast.c)
@@ -422,6 +435,7 @@ struct xrxe_tp {
 	uint32_t nahs;
 	struct xrxe_tp_cq *cqs;
 	struct xrxe_tp_srq *srqs;
+	struct tp_xrc *xrc; /* XRC domains and SRQ numbers (xrc.c), from the first domain */
 	struct tp_mcast_grp mcast[XRXE_TP_MAX_MCAST_GRP];
 
 	struct xrxe_tp_stats stats;
@@ -525,6 +539,39 @@ bool xrxe_tpi_comp_flush(struct xrxe_tp_qp *qp);
 /* Same for the receive queue (resp.c). */
 bool xrxe_tpi_resp_flush(struct xrxe_tp_qp *qp);
 void xrxe_tpi_qp_async(struct xrxe_tp_qp *qp, enum ibv_event_type ev);
+
+/* xrc.c (docs/xrc.md) */
+/* create: an XRC_SEND / XRC_RECV init is well formed (-EINVAL) */
+int xrxe_tpi_xrc_qp_check(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init);
+/* create: a target's private empty send ring (*slots set), NULL: no memory */
+struct xrxe_ring *xrxe_tpi_xrc_tgt_sq(uint32_t *slots);
+/* create: role and domain (takes a domain reference); destroy: releases
+ * the SRQ in use, the domain and the private ring */
+void xrxe_tpi_xrc_qp_init(struct xrxe_tp_qp *qp, const struct xrxe_tp_qp_init *init,
+			  struct xrxe_ring *tgt_sq);
+void xrxe_tpi_xrc_qp_fini(struct xrxe_tp_qp *qp);
+/* the opcode class of the QP's packets (XRXE_TRANSPORT_*) and the
+ * ibv_qp_type the application sees */
+uint8_t xrxe_tpi_qp_class(const struct xrxe_tp_qp *qp);
+enum ibv_qp_type xrxe_tpi_qp_type(const struct xrxe_tp_qp *qp);
+/* an initiator takes responses only, a target requests only */
+bool xrxe_tpi_xrc_rx_ok(const struct xrxe_tp_qp *qp, uint32_t op_flags);
+/* a work request an initiator can send (XRC has no FLUSH / ATOMIC WRITE opcodes) */
+bool xrxe_tpi_xrc_wr_ok(const struct xrxe_tp_qp *qp, uint32_t wr_opcode);
+/* a target's request at the expected PSN: use the SRQ its XRCETH names.
+ * 0; -EINVAL (no such XRC SRQ in the target's domain, or another SRQ in the
+ * middle of a message: NAK Invalid Request); -EAGAIN (the SRQ changes PD
+ * while READ responses are still going out: drop, the requester resends) */
+int xrxe_tpi_xrc_bind(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt);
+/* modify: the attributes XRC does not require of this role (kernel
+ * qp_state_table's XRC_INI / XRC_TGT columns) */
+uint32_t xrxe_tpi_xrc_not_required(const struct xrxe_tp_qp *qp, enum ibv_qp_state cur,
+				   enum ibv_qp_state next);
+/* srq destroy: target QPs let go of an XRC SRQ, then its number, CQ and
+ * domain are released */
+void xrxe_tpi_xrc_srq_detach(struct xrxe_tp_srq *srq);
+void xrxe_tpi_xrc_srq_release(struct xrxe_tp_srq *srq);
+void xrxe_tpi_xrc_fini(struct xrxe_tp *tp);
 
 /* tx.c: one frame */
 struct tp_tx {

@@ -26,7 +26,8 @@
  * duplicates, RNR/NAKs, read responses, atomics), comp.c (completer:
  * ACK/NAK, timers, retry), rto.c (adaptive retransmission, loss recovery),
  * mr.c (keys, bounds, access), mw.c (memory windows), cq.c (CQE production,
- * notify), srq.c (shared receive queues), mcast.c (multicast groups), gsi.c
+ * notify), srq.c (shared receive queues), xrc.c (XRC, docs/xrc.md),
+ * mcast.c (multicast groups), gsi.c
  * (QP1 for the CM), cc.c / dcqcn.c / np.c / pacer.c / cc_params.c
  * (congestion control), timer.c (deadlines), tx.c (frame building), tp.c
  * (the device object, dispatch, polling).
@@ -206,10 +207,42 @@ void xrxe_tp_srq_query(const struct xrxe_tp_srq *srq, struct ibv_srq_attr *attr)
 /* -EBUSY while a QP uses it. */
 int xrxe_tp_srq_destroy(struct xrxe_tp *tp, struct xrxe_tp_srq *srq);
 
+/* --- XRC: domains, XRC SRQs, target QPs (IBA 9.x XRC / 10.2.x; docs/xrc.md) -- */
+
+/* An XRC domain groups XRC SRQs and target QPs: a request arriving at a
+ * target QP may only name an SRQ of the target's domain. Domains are plain
+ * numbers here; the daemon maps files (inodes) to them (ibv_open_xrcd). */
+#define XRXE_TP_MAX_XRCD 1024
+#define XRXE_TP_MAX_XRC_SRQ 4096
+int xrxe_tp_xrcd_alloc(struct xrxe_tp *tp, uint32_t *xrcdn);
+/* -EBUSY while XRC SRQs or target QPs belong to it; -EINVAL if unknown. */
+int xrxe_tp_xrcd_free(struct xrxe_tp *tp, uint32_t xrcdn);
+/* An XRC SRQ: as xrxe_tp_srq_create (ring, nslots, max_sge), in domain
+ * xrcdn; its receive completions go to cq, and its PD (pdn) checks the
+ * receive buffers and the R_Keys of every request that names it.
+ * -EINVAL (bad domain, CQ or ring), -ENOMEM (no SRQ number left). Destroy
+ * with xrxe_tp_srq_destroy: target QPs let go of it (one in the middle of a
+ * message that uses it goes to ERR). */
+int xrxe_tp_srq_create_xrc(struct xrxe_tp *tp, uint32_t pdn, uint32_t xrcdn,
+			   struct xrxe_tp_cq *cq, struct xrxe_ring *ring, uint32_t nslots,
+			   uint32_t max_sge, void *user, struct xrxe_tp_srq **out);
+/* The SRQ number a peer's XRCETH names (ibv_get_srq_num); 0 for a basic SRQ. */
+uint32_t xrxe_tp_srq_num(const struct xrxe_tp_srq *srq);
+/* ibv_open_qp: the target QP qpn if it belongs to domain xrcdn, else NULL. */
+struct xrxe_tp_qp *xrxe_tp_xrc_tgt_find(struct xrxe_tp *tp, uint32_t qpn, uint32_t xrcdn);
+/* A shared target QP changes hands: events go to user from now on. */
+void xrxe_tp_qp_set_user(struct xrxe_tp_qp *qp, void *user);
+uint32_t xrxe_tp_qp_num(const struct xrxe_tp_qp *qp);
+
 /* --- Queue pairs ------------------------------------------------------------ */
 
 struct xrxe_tp_qp_init {
-	enum ibv_qp_type qp_type; /* IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD */
+	/* IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD, or XRC (docs/xrc.md):
+	 * IBV_QPT_XRC_SEND, an initiator: pdn, send_cq and sq only (no
+	 * receive side: recv_cq, rq and srq are ignored / must be NULL);
+	 * IBV_QPT_XRC_RECV, a target: xrcdn only (no PD, CQs or rings: each
+	 * message names the XRC SRQ that receives it, whose PD and CQ it uses) */
+	enum ibv_qp_type qp_type;
 	uint32_t pdn;
 	struct xrxe_tp_cq *send_cq;
 	struct xrxe_tp_cq *recv_cq;
@@ -224,6 +257,7 @@ struct xrxe_tp_qp_init {
 	struct xrxe_tp_srq *srq;
 	struct ibv_qp_cap cap; /* as granted */
 	bool sq_sig_all;
+	uint32_t xrcdn; /* IBV_QPT_XRC_RECV: its XRC domain */
 	void *user;
 };
 

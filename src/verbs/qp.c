@@ -40,6 +40,12 @@ static inline struct xrxe_qp *qpx_to_xqp(struct ibv_qp_ex *q)
  * a provider without them reports. */
 static int check_opcode(enum ibv_qp_type type, unsigned int op)
 {
+	/* XRC_SEND sends RC's operations (src/transport/xrc.c) but FLUSH and
+	 * ATOMIC WRITE; XRC_RECV sends nothing */
+	if (type == IBV_QPT_XRC_SEND)
+		type = op == IBV_WR_ATOMIC_WRITE || op == XRXE_WR_FLUSH ? IBV_QPT_UD : IBV_QPT_RC;
+	else if (type == IBV_QPT_XRC_RECV)
+		return EINVAL;
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
@@ -137,6 +143,8 @@ static int build_wqe(struct xrxe_qp *qp, const struct ibv_send_wr *wr, struct xr
 	w->opcode = wr->opcode;
 	w->send_flags = wr->send_flags;
 	w->ex = wr->imm_data; /* also invalidate_rkey: same union */
+	if (type == IBV_QPT_XRC_SEND)
+		w->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 
 	switch ((unsigned int)wr->opcode) {
 	case IBV_WR_ATOMIC_WRITE:
@@ -227,7 +235,7 @@ int xrxe_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
 	bool posted = false;
 	int ret = 0;
 
-	if (!sq_postable(ibqp->state)) {
+	if (!sq_postable(ibqp->state) || !q->ring) { /* no ring: an XRC target (verbs/xrc.c) */
 		*bad = wr;
 		return EINVAL;
 	}
@@ -587,10 +595,17 @@ static void wr_send_tso(struct ibv_qp_ex *qx, void *hdr, uint16_t hdr_sz, uint16
 	wr_unsupported(qx);
 }
 
+/* XRC_SEND: the target SRQ of the WQE being built (the XRCETH's, docs/xrc.md) */
 static void wr_set_xrc_srqn(struct ibv_qp_ex *qx, uint32_t srqn)
 {
-	(void)srqn;
-	wr_unsupported(qx);
+	struct xrxe_qp *qp = qpx_to_xqp(qx);
+
+	if (qx->qp_base.qp_type != IBV_QPT_XRC_SEND) {
+		wr_unsupported(qx);
+		return;
+	}
+	if (qp->wr_cur)
+		qp->wr_cur->xrc_srqn = srqn;
 }
 
 /* ATOMIC_WRITE: the 8 bytes at v travel inline in the WQE (captured now, as
@@ -680,9 +695,18 @@ static struct ibv_qp *qp_create(struct ibv_context *context, struct ibv_qp_init_
 	unsigned int nfd = 2, want;
 	int ret;
 
-	if (!a->pd || a->pd->context != context || !a->send_cq || !a->recv_cq)
+	bool xrc_send = a->qp_type == IBV_QPT_XRC_SEND;
+
+	/* XRC_SEND: a send queue only, no receive side (verbs/xrc.c) */
+	if (xrc_send) {
+		a->recv_cq = NULL;
+		a->srq = NULL;
+		a->cap.max_recv_wr = a->cap.max_recv_sge = 0;
+	}
+	if (!a->pd || a->pd->context != context || !a->send_cq || (!a->recv_cq && !xrc_send))
 		return xrxe_null_errno(EINVAL);
-	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD)
+	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD &&
+	    !xrc_send)
 		return xrxe_null_errno(EOPNOTSUPP);
 	if (a->cap.max_send_wr > XRXE_MAX_QP_WR || a->cap.max_recv_wr > XRXE_MAX_QP_WR ||
 	    a->cap.max_send_sge > XRXE_MAX_SGE || a->cap.max_recv_sge > XRXE_MAX_SGE ||
@@ -695,7 +719,7 @@ static struct ibv_qp *qp_create(struct ibv_context *context, struct ibv_qp_init_
 	memset(&req, 0, sizeof(req));
 	req.pd = a->pd->handle;
 	req.send_cq = a->send_cq->handle;
-	req.recv_cq = a->recv_cq->handle;
+	req.recv_cq = a->recv_cq ? a->recv_cq->handle : XRXE_NO_HANDLE;
 	req.srq = a->srq ? a->srq->handle : XRXE_NO_HANDLE;
 	req.qp_type = a->qp_type;
 	req.sq_sig_all = !!a->sq_sig_all;
@@ -704,7 +728,7 @@ static struct ibv_qp *qp_create(struct ibv_context *context, struct ibv_qp_init_
 			     sizeof(rep), fds, &nfd);
 	if (ret)
 		goto fail;
-	want = a->srq ? 1 : 2;
+	want = a->srq || xrc_send ? 1 : 2;
 	if (nfd != want || rep.cap.max_send_sge > XRXE_MAX_SGE ||
 	    rep.cap.max_recv_sge > XRXE_MAX_SGE || rep.cap.max_inline_data > XRXE_MAX_INLINE) {
 		for (unsigned int i = 0; i < nfd; i++)
@@ -792,9 +816,11 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 struct ibv_qp *xrxe_create_qp_ex_op(struct ibv_context *context, struct ibv_qp_init_attr_ex *a)
 {
 	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
-			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_XRCD;
 	struct ibv_qp *qp;
 
+	if (a->qp_type == IBV_QPT_XRC_RECV) /* a target: its XRC domain only (verbs/xrc.c) */
+		return xrxe_create_xrc_tgt(context, a);
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD))
 		return xrxe_null_errno(EINVAL);
 	if ((a->comp_mask & ~known) ||
@@ -862,7 +888,9 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	 * path; to Reset it empties the rings and removes the QP's unpolled
 	 * CQEs from its CQs before it replies: nobody may consume from those
 	 * meanwhile (src/transport/cq.c). */
-	to_reset = (attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET;
+	/* an XRC target has no CQs and no rings of its own */
+	to_reset = (attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET &&
+		   ibqp->send_cq;
 	if (to_reset)
 		lock_cqs(ibqp);
 	ret = xrxe_conn_call(&to_xctx(ibqp->context)->conn, XRXE_CTRL_MODIFY_QP, &req, sizeof(req),
@@ -872,7 +900,7 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	if (ret)
 		return -ret;
 	if (attr_mask & IBV_QP_STATE) {
-		if (attr->qp_state == IBV_QPS_RESET) {
+		if (attr->qp_state == IBV_QPS_RESET && qp->sq.ring) {
 			pthread_spin_lock(&qp->sq.lock);
 			qp->sq.prod = __atomic_load_n(&qp->sq.ring->producer, __ATOMIC_ACQUIRE) &
 				      qp->sq.mask;

@@ -262,6 +262,7 @@ struct xrxe_srq {
 	struct xrxe_obj obj;
 	struct xrxe_wq rq;
 	uint32_t srq_limit;
+	uint32_t srq_num; /* XRC SRQs (verbs/xrc.c): what peers name; 0 for a basic SRQ */
 };
 
 struct xrxe_ah {
@@ -297,6 +298,11 @@ int xrxe_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_r
 struct ibv_cq_ex *xrxe_create_cq_ex_op(struct ibv_context *context,
 				       struct ibv_cq_init_attr_ex *attr);
 struct ibv_qp *xrxe_create_qp_ex_op(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+/* XRC (verbs/xrc.c) */
+struct ibv_srq *xrxe_srq_create(struct ibv_pd *pd, struct ibv_srq_init_attr *init, uint32_t xrcd,
+				uint32_t cq);
+struct ibv_qp *xrxe_create_xrc_tgt(struct ibv_context *context, struct ibv_qp_init_attr_ex *a);
+void xrxe_xrc_install(struct verbs_context *vctx);
 
 /* --- exports verbs.h does not declare ---------------------------------------------- */
 struct ib_uverbs_ah_attr;

@@ -11,8 +11,17 @@
 
 struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init)
 {
+	return xrxe_srq_create(pd, init, XRXE_NO_HANDLE, XRXE_NO_HANDLE);
+}
+
+/* A basic SRQ (xrcd XRXE_NO_HANDLE), or an XRC SRQ of that domain handle
+ * completing into the CQ handle cq (verbs/xrc.c). */
+struct ibv_srq *xrxe_srq_create(struct ibv_pd *pd, struct ibv_srq_init_attr *init, uint32_t xrcd,
+				uint32_t cq)
+{
 	struct xrxe_context *ctx = to_xctx(pd->context);
-	struct xrxe_ctrl_srq req;
+	struct xrxe_ctrl_create_xrc_srq xreq;
+	struct xrxe_ctrl_srq *req = &xreq.srq;
 	struct xrxe_ctrl_srq_reply rep;
 	struct xrxe_srq *srq;
 	unsigned int nfd = 1;
@@ -24,12 +33,18 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init
 	srq = xrxe_domain_alloc(pd, sizeof(*srq), XRXE_DOMAIN_RES_SRQ);
 	if (!srq)
 		return xrxe_null_errno(ENOMEM);
-	memset(&req, 0, sizeof(req));
-	req.pd = pd->handle;
-	req.handle = XRXE_NO_HANDLE;
-	req.attr = init->attr;
-	ret = xrxe_conn_call(&ctx->conn, XRXE_CTRL_CREATE_SRQ, &req, sizeof(req), NULL, 0, &rep,
-			     sizeof(rep), &fd, &nfd);
+	memset(&xreq, 0, sizeof(xreq));
+	req->pd = pd->handle;
+	req->handle = XRXE_NO_HANDLE;
+	req->attr = init->attr;
+	xreq.xrcd = xrcd;
+	xreq.cq = cq;
+	if (xrcd == XRXE_NO_HANDLE)
+		ret = xrxe_conn_call(&ctx->conn, XRXE_CTRL_CREATE_SRQ, req, sizeof(*req), NULL, 0,
+				     &rep, sizeof(rep), &fd, &nfd);
+	else
+		ret = xrxe_conn_call(&ctx->conn, XRXE_CTRL_CREATE_XRC_SRQ, &xreq, sizeof(xreq), NULL,
+				     0, &rep, sizeof(rep), &fd, &nfd);
 	if (ret)
 		goto fail;
 	if (nfd != 1 || rep.attr.max_sge > XRXE_MAX_SGE) {
@@ -45,6 +60,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init
 		goto fail_destroy;
 	srq->rq.max_sge = rep.attr.max_sge;
 	srq->srq_limit = rep.attr.srq_limit;
+	srq->srq_num = rep.srq_num;
 	srq->srq.context = pd->context;
 	srq->srq.srq_context = init->srq_context;
 	srq->srq.pd = pd;

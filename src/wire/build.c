@@ -135,6 +135,7 @@ static void write_ext_hdrs(uint8_t *bth, const struct xrxe_opcode_info *op,
 #define HDR(h) (op->hdrs & XRXE_HDR_BIT(XRXE_HDR_##h) ? (void *)(bth + op->offset[XRXE_HDR_##h]) : NULL)
 	struct xrxe_rdeth *rdeth = HDR(RDETH);
 	struct xrxe_deth *deth = HDR(DETH);
+	struct xrxe_xrceth *xrceth = HDR(XRCETH);
 	struct xrxe_feth *feth = HDR(FETH);
 	struct xrxe_reth *reth = HDR(RETH);
 	struct xrxe_atmeth *atmeth = HDR(ATMETH);
@@ -150,6 +151,8 @@ static void write_ext_hdrs(uint8_t *bth, const struct xrxe_opcode_info *op,
 		xrxe_deth_set_qkey(deth, spec->deth.qkey);
 		xrxe_deth_set_sqp(deth, spec->deth.src_qp);
 	}
+	if (xrceth)
+		xrxe_xrceth_set_srqn(xrceth, spec->xrc_srqn);
 	if (feth) {
 		xrxe_feth_set_sel(feth, spec->feth.sel);
 		xrxe_feth_set_plt(feth, spec->feth.plt);

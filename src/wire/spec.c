@@ -74,6 +74,9 @@ int xrxe_pkt_to_spec(const struct xrxe_pkt *pkt, struct xrxe_pkt_spec *spec)
 			spec->deth.qkey = xrxe_deth_qkey(p);
 			spec->deth.src_qp = xrxe_deth_sqp(p);
 			break;
+		case XRXE_HDR_XRCETH:
+			spec->xrc_srqn = xrxe_xrceth_srqn(p);
+			break;
 		case XRXE_HDR_FETH:
 			spec->feth.sel = xrxe_feth_sel(p);
 			spec->feth.plt = xrxe_feth_plt(p);

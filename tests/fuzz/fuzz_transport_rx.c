@@ -6,7 +6,10 @@
  * anything it likes), so this target builds well-formed frames whose every
  * field comes from the fuzzer.
  *
- * Per input: byte 0 picks RC, UC or UD; two cores are joined by the
+ * Per input: byte 0 picks RC, UC or UD (or, bit 6, XRC: a is then an XRC
+ * target with an XRC SRQ of its domain and one of another domain, b an
+ * initiator sending to it, and every request names one of those SRQs, 0 or
+ * any number; docs/xrc.md); two cores are joined by the
  * in-memory wire of tests/unit/tp_harness.c, QP a (side 0) is connected to
  * b (side 1), both register memory with every access right, a posts receives
  * and -- to have live requester state for responses to match against --
@@ -96,6 +99,49 @@ static void post_work(struct xrxe_tph_pair *p, enum ibv_qp_type type, uint32_t l
 	xrxe_tph_post_send(p->a, &w);
 }
 
+/* XRC: a is a target on side 0 with an XRC SRQ in its domain (srqn[0],
+ * *in) and one in another domain (srqn[1]); b an initiator on side 1. */
+static int xrc_pair_init(struct xrxe_tph_pair *p, const struct xrxe_tph_conn *c, uint32_t srqn[2],
+			 struct xrxe_tph_srq **in)
+{
+	struct xrxe_tph_srq *other;
+	uint32_t x1, x2;
+
+	p->conn = *c;
+	xrxe_tph_init_rexmit(&p->h, 1, 4096, p->conn.fixed_ack_timeout);
+	p->ca = xrxe_tph_cq_create(&p->h.side[0], 256);
+	p->cb = xrxe_tph_cq_create(&p->h.side[1], 256);
+	if (xrxe_tp_xrcd_alloc(p->h.side[0].tp, &x1) || xrxe_tp_xrcd_alloc(p->h.side[0].tp, &x2))
+		abort();
+	*in = xrxe_tph_srq_create_xrc(&p->h.side[0], p->h.side[0].pdn, x1, p->ca, 16);
+	other = xrxe_tph_srq_create_xrc(&p->h.side[0], p->h.side[0].pdn, x2, p->ca, 16);
+	srqn[0] = xrxe_tp_srq_num((*in)->srq);
+	srqn[1] = xrxe_tp_srq_num(other->srq);
+	p->a = xrxe_tph_qp_create_xrc_tgt(&p->h.side[0], x1);
+	p->b = xrxe_tph_qp_create_xrc_ini(&p->h.side[1], p->cb, 64);
+	return xrxe_tph_connect(p->a, p->b, &p->conn);
+}
+
+/* XRC: live responder state on a, one of each operation from b. */
+static void xrc_post_work(struct xrxe_tph_pair *p, uint32_t srqn, uint32_t rkey_a, uint32_t lkey_b)
+{
+	struct xrxe_sge sge = { .addr = (uintptr_t)mem_b, .length = 3000, .lkey = lkey_b };
+	struct xrxe_sge sge8 = { .addr = (uintptr_t)mem_b + 4096, .length = 8, .lkey = lkey_b };
+	static const uint32_t ops[] = { IBV_WR_SEND, IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ,
+					IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_CMP_AND_SWP };
+
+	for (unsigned i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		bool atomic = i >= 3;
+		struct xrxe_tph_send w = { .wr_id = i + 1, .opcode = ops[i],
+					   .sge = atomic ? &sge8 : &sge, .nsge = 1,
+					   .raddr = (uintptr_t)mem_a + (atomic ? 16384 : 8192 * i),
+					   .rkey = rkey_a, .compare_add = 5, .swap = 7,
+					   .flags = IBV_SEND_SIGNALED, .xrc_srqn = srqn };
+
+		xrxe_tph_post_send(p->b, &w);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -106,18 +152,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct in in = { .d = data, .n = size };
 	struct xrxe_tph_pair *p;
 	struct xrxe_tph_conn conn;
-	uint32_t lkey_a, lkey_b, t;
+	struct xrxe_tph_srq *srq = NULL;
+	uint32_t lkey_a, lkey_b, t, srqn[2] = { 0, 0 };
 	struct ibv_wc wc[16];
+	bool xrc;
 
 	if (size < 2)
 		return 0;
+	xrc = data[0] & 0x40;
 	t = (uint32_t)take(&in, 1) % 3;
+	if (xrc)
+		t = 0; /* RC's transport, with XRC's opcodes below */
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return 0;
 	xrxe_tph_conn_default(&conn);
 	conn.psn[0] = (uint32_t)take(&in, 1) << 16 | 0x100; /* near the wrap now and then */
-	if (xrxe_tph_pair_init(p, 1, types[t], &conn, true)) {
+	if (xrc ? xrc_pair_init(p, &conn, srqn, &srq)
+		: xrxe_tph_pair_init(p, 1, types[t], &conn, true)) {
 		free(p);
 		return 0;
 	}
@@ -127,9 +179,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct xrxe_sge sge = { .addr = (uintptr_t)mem_a + 8192 + i * 4096,
 					.length = 4096, .lkey = lkey_a };
 
-		xrxe_tph_post_recv(p->a, 100 + i, &sge, 1);
+		if (xrc)
+			xrxe_tph_post_srq_recv(srq, 100 + i, &sge, 1);
+		else
+			xrxe_tph_post_recv(p->a, 100 + i, &sge, 1);
 	}
-	post_work(p, types[t], lkey_a, lkey_b);
+	if (xrc)
+		xrc_post_work(p, srqn[0], lkey_a, lkey_b);
+	else
+		post_work(p, types[t], lkey_a, lkey_b);
 	xrxe_tph_step(&p->h); /* a's requests are on the wire, b has not answered all */
 
 	/* Byte 0 bit 7: the rest is whole frames ([len16][bytes]), e.g. the
@@ -181,7 +239,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		xrxe_tph_spec(&p->h, 1, (sel & 0x80) ? (uint32_t)take(&in, 3) : p->a->qpn, &spec);
 		spec.opcode = (sel & 0x40) ? (uint8_t)take(&in, 1)
-					   : (uint8_t)(base[t] | (take(&in, 1) & 0x1f));
+			      : (uint8_t)((xrc ? XRXE_TRANSPORT_XRC : base[t]) | (take(&in, 1) & 0x1f));
+		if (xrc) {
+			/* the target's SRQ, another domain's, 0, or anything */
+			uint32_t k = (uint32_t)take(&in, 1) & 3;
+
+			spec.xrc_srqn = k < 2 ? srqn[k] : k == 2 ? 0 : (uint32_t)take(&in, 3);
+		}
 		info = xrxe_opcode_info(spec.opcode);
 		if (!info)
 			continue;

@@ -906,9 +906,31 @@ static int cmd_bad(const char *ifname)
 			EXPECT("QP with too many SGEs", call(&a, &qr, sizeof(qr), NULL, 0, NULL, NULL, NULL),
 			       -EINVAL);
 			qr.cap.max_send_sge = 1;
-			qr.qp_type = IBV_QPT_XRC_SEND;
-			EXPECT("XRC QP", call(&a, &qr, sizeof(qr), NULL, 0, NULL, NULL, NULL),
-			       -EOPNOTSUPP);
+			/* XRC targets come from CREATE_XRC_TGT only (docs/xrc.md) */
+			qr.qp_type = IBV_QPT_XRC_RECV;
+			EXPECT("XRC target through CREATE_QP",
+			       call(&a, &qr, sizeof(qr), NULL, 0, NULL, NULL, NULL), -EOPNOTSUPP);
+			{
+				struct xrxe_ctrl_xrc_qp xq;
+				struct xrxe_ctrl_create_xrc_srq xs;
+
+				hdr_init(&xq, XRXE_CTRL_OPEN_QP, sizeof(xq));
+				xq.xrcd = pd; /* a PD's handle is no XRC domain */
+				xq.qpn = 17;
+				EXPECT("open_qp without an XRC domain",
+				       call(&a, &xq, sizeof(xq), NULL, 0, NULL, NULL, NULL), -EBADF);
+				hdr_init(&xq, XRXE_CTRL_CREATE_XRC_TGT, sizeof(xq));
+				xq.xrcd = 0x12345;
+				EXPECT("XRC target in a made-up domain",
+				       call(&a, &xq, sizeof(xq), NULL, 0, NULL, NULL, NULL), -EBADF);
+				hdr_init(&xs, XRXE_CTRL_CREATE_XRC_SRQ, sizeof(xs));
+				xs.srq.pd = pd;
+				xs.srq.attr.max_wr = 4;
+				xs.xrcd = cqh; /* a CQ's handle is no XRC domain */
+				xs.cq = cqh;
+				EXPECT("XRC SRQ without an XRC domain",
+				       call(&a, &xs, sizeof(xs), NULL, 0, NULL, NULL, NULL), -EBADF);
+			}
 			qr.qp_type = IBV_QPT_RC;
 			st = call(&a, &qr, sizeof(qr), NULL, 0, &rep, rf, &nr);
 			EXPECT("create QP", st, 0);

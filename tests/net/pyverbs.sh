@@ -5,7 +5,8 @@
 # queries, RC/UC/UD traffic, memory windows type 1 and 2, invalidation,
 # ATOMIC_WRITE, rereg and extended-CQ polling (see the .py for the list);
 # then tests/verbs/flush_loopback (ibv_wr_flush, which pyverbs 44 lacks) and
-# tests/verbs/dm_domain (device memory, parent and thread domains).
+# tests/verbs/dm_domain (device memory, parent and thread domains) and
+# tests/verbs/xrc_domains (XRC domains, shared target QPs).
 #
 #   tests/net/pyverbs.sh       (BUILD=build-san etc. to test another build)
 set -u
@@ -85,4 +86,7 @@ verbs_prog flush_loopback
 # Device memory and parent/thread domains: limits, reference rules, traffic
 # into device memory, the allocators serving the objects.
 verbs_prog dm_domain
+# XRC: domains by file, ibv_open_qp, a second process's SRQ served by our
+# initiator (docs/xrc.md).
+verbs_prog xrc_domains
 exit 0

@@ -91,6 +91,7 @@ static void fill_spec(struct xrxe_pkt_spec *s, uint8_t opcode, int ipver, unsign
 	s->atmack_orig = 0xa5a5a5a55a5a5a5aull + i;
 	s->imm_be = htonl(0xc0de0000u + i);
 	s->ieth_rkey = 0x4321 + i;
+	s->xrc_srqn = 0x5a0000 + i;
 	s->feth.sel = 1;
 	s->feth.plt = 1;
 	switch (op->payload) {
@@ -115,11 +116,13 @@ static void fill_spec(struct xrxe_pkt_spec *s, uint8_t opcode, int ipver, unsign
 /* Wireshark 4.0 has no dissector for these opcodes (newer than its InfiniBand
  * dissector, or xrxe's own SACK from the manufacturer-specific range): it
  * decodes the BTH and shows what follows it as "Unknown/Vendor Specific
- * Data". */
+ * Data". XRC (0xa0-0xbf) it names ("Extended Reliable Connection (XRC) -
+ * SEND First", ...) but has no XRCETH dissector: BTH, then the same. */
 static bool wireshark_unknown(uint8_t opcode)
 {
 	return opcode == XRXE_OPCODE(RC, FLUSH) || opcode == XRXE_OPCODE(RC, ATOMIC_WRITE) ||
-	       opcode == XRXE_OP_CNP || opcode == XRXE_OP_XRXE_SACK;
+	       opcode == XRXE_OP_CNP || opcode == XRXE_OP_XRXE_SACK ||
+	       (opcode & XRXE_TRANSPORT_MASK) == XRXE_TRANSPORT_XRC;
 }
 
 static void print_expected(const struct xrxe_pkt_spec *s, const struct xrxe_opcode_info *op,

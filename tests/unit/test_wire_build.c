@@ -21,7 +21,7 @@ static const size_t hdr_len[XRXE_HDR_COUNT] = {
 	[XRXE_HDR_FETH] = XRXE_FETH_LEN,   [XRXE_HDR_RETH] = XRXE_RETH_LEN,
 	[XRXE_HDR_ATMETH] = XRXE_ATMETH_LEN, [XRXE_HDR_AETH] = XRXE_AETH_LEN,
 	[XRXE_HDR_ATMACK] = XRXE_ATMACK_LEN, [XRXE_HDR_IMMDT] = XRXE_IMMDT_LEN,
-	[XRXE_HDR_IETH] = XRXE_IETH_LEN,
+	[XRXE_HDR_IETH] = XRXE_IETH_LEN, [XRXE_HDR_XRCETH] = XRXE_XRCETH_LEN,
 };
 
 #define H(x) XRXE_HDR_BIT(XRXE_HDR_##x)
@@ -73,6 +73,31 @@ static const struct {
 	{ 0x64, "UD_SEND_ONLY", H(DETH), XRXE_PAYLOAD_ANY },
 	{ 0x65, "UD_SEND_ONLY_WITH_IMMEDIATE", H(DETH) | H(IMMDT), XRXE_PAYLOAD_ANY },
 	{ 0x81, "CNP", 0, XRXE_PAYLOAD_CNP },
+	/* XRC (IBA table 38, 101xxxxx): requests carry the XRCETH after the BTH */
+	{ 0xa0, "XRC_SEND_FIRST", H(XRCETH), XRXE_PAYLOAD_FULL_MTU },
+	{ 0xa1, "XRC_SEND_MIDDLE", H(XRCETH), XRXE_PAYLOAD_FULL_MTU },
+	{ 0xa2, "XRC_SEND_LAST", H(XRCETH), XRXE_PAYLOAD_ANY },
+	{ 0xa3, "XRC_SEND_LAST_WITH_IMMEDIATE", H(XRCETH) | H(IMMDT), XRXE_PAYLOAD_ANY },
+	{ 0xa4, "XRC_SEND_ONLY", H(XRCETH), XRXE_PAYLOAD_ANY },
+	{ 0xa5, "XRC_SEND_ONLY_WITH_IMMEDIATE", H(XRCETH) | H(IMMDT), XRXE_PAYLOAD_ANY },
+	{ 0xa6, "XRC_RDMA_WRITE_FIRST", H(XRCETH) | H(RETH), XRXE_PAYLOAD_FULL_MTU },
+	{ 0xa7, "XRC_RDMA_WRITE_MIDDLE", H(XRCETH), XRXE_PAYLOAD_FULL_MTU },
+	{ 0xa8, "XRC_RDMA_WRITE_LAST", H(XRCETH), XRXE_PAYLOAD_ANY },
+	{ 0xa9, "XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE", H(XRCETH) | H(IMMDT), XRXE_PAYLOAD_ANY },
+	{ 0xaa, "XRC_RDMA_WRITE_ONLY", H(XRCETH) | H(RETH), XRXE_PAYLOAD_ANY },
+	{ 0xab, "XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", H(XRCETH) | H(RETH) | H(IMMDT),
+	  XRXE_PAYLOAD_ANY },
+	{ 0xac, "XRC_RDMA_READ_REQUEST", H(XRCETH) | H(RETH), XRXE_PAYLOAD_NONE },
+	{ 0xad, "XRC_RDMA_READ_RESPONSE_FIRST", H(AETH), XRXE_PAYLOAD_FULL_MTU },
+	{ 0xae, "XRC_RDMA_READ_RESPONSE_MIDDLE", 0, XRXE_PAYLOAD_FULL_MTU },
+	{ 0xaf, "XRC_RDMA_READ_RESPONSE_LAST", H(AETH), XRXE_PAYLOAD_ANY },
+	{ 0xb0, "XRC_RDMA_READ_RESPONSE_ONLY", H(AETH), XRXE_PAYLOAD_ANY },
+	{ 0xb1, "XRC_ACKNOWLEDGE", H(AETH), XRXE_PAYLOAD_NONE },
+	{ 0xb2, "XRC_ATOMIC_ACKNOWLEDGE", H(AETH) | H(ATMACK), XRXE_PAYLOAD_NONE },
+	{ 0xb3, "XRC_COMPARE_SWAP", H(XRCETH) | H(ATMETH), XRXE_PAYLOAD_NONE },
+	{ 0xb4, "XRC_FETCH_ADD", H(XRCETH) | H(ATMETH), XRXE_PAYLOAD_NONE },
+	{ 0xb6, "XRC_SEND_LAST_WITH_INVALIDATE", H(XRCETH) | H(IETH), XRXE_PAYLOAD_ANY },
+	{ 0xb7, "XRC_SEND_ONLY_WITH_INVALIDATE", H(XRCETH) | H(IETH), XRXE_PAYLOAD_ANY },
 	{ 0xe0, "XRXE_SACK", H(AETH), XRXE_PAYLOAD_SACK }, /* docs/selective-repeat.md */
 };
 #define NEXPECTED (sizeof(expected) / sizeof(expected[0]))
@@ -128,6 +153,10 @@ Test(opcode_table, offsets_follow_wire_order)
 	cr_assert_eq(xrxe_opcode_info(0x12)->length, 24);
 	cr_assert_eq(xrxe_opcode_info(0x13)->length, 40);
 	cr_assert_eq(xrxe_opcode_info(0x0b)->length, 32);
+	/* XRC: XRCETH at 12, then RETH / AtomicETH (IBA 9.3) */
+	cr_assert_eq(xrxe_opcode_info(0xaa)->offset[XRXE_HDR_XRCETH], 12);
+	cr_assert_eq(xrxe_opcode_info(0xaa)->offset[XRXE_HDR_RETH], 16);
+	cr_assert_eq(xrxe_opcode_info(0xb3)->length, 44);
 }
 
 Test(opcode_table, flags_agree_with_headers)
@@ -280,6 +309,13 @@ Test(accessors, extended_headers_round_trip_and_layout)
 		cr_assert_eq(xrxe_feth_plt(fe), r2 & 15);
 		cr_assert_eq(p[3], (uint8_t)((r1 & 3) << 4 | (r2 & 15)));
 		cr_assert_eq(p[0] | p[1] | p[2], 0);
+
+		memset(buf, 0, sizeof(buf));
+		struct xrxe_xrceth *xe = (struct xrxe_xrceth *)p;
+		xrxe_xrceth_set_srqn(xe, (uint32_t)r1);
+		cr_assert_eq(xrxe_xrceth_srqn(xe), (uint32_t)r1 & 0xffffff);
+		cr_assert_eq(p[0], 0, "XRCETH: 8 reserved bits, then the 24-bit SRQ number");
+		cr_assert_eq(p[3], (uint8_t)r1);
 	}
 }
 
@@ -343,6 +379,7 @@ static void random_spec(struct xrxe_pkt_spec *s, uint8_t opcode, int ipver, bool
 	s->ieth_rkey = (uint32_t)xrxe_test_rand(seed);
 	s->feth.sel = (uint8_t)(xrxe_test_rand(seed) & 3);
 	s->feth.plt = (uint8_t)(xrxe_test_rand(seed) & 15);
+	s->xrc_srqn = (uint32_t)xrxe_test_rand(seed) & 0xffffff;
 
 	switch (op->payload) {
 	case XRXE_PAYLOAD_NONE:
@@ -391,6 +428,8 @@ static void canonical(struct xrxe_pkt_spec *s)
 		c.imm_be = 0;
 	if (!(op->hdrs & H(IETH)))
 		c.ieth_rkey = 0;
+	if (!(op->hdrs & H(XRCETH)))
+		c.xrc_srqn = 0;
 	if (!c.has_vlan)
 		c.vlan_tci = 0;
 	if (c.ip_version == 6) {
@@ -418,6 +457,7 @@ static void canonical(struct xrxe_pkt_spec *s)
 	s->aeth.syndrome = c.aeth.syndrome, s->aeth.msn = c.aeth.msn;
 	s->atmack_orig = c.atmack_orig, s->imm_be = c.imm_be, s->ieth_rkey = c.ieth_rkey;
 	s->feth.sel = c.feth.sel, s->feth.plt = c.feth.plt;
+	s->xrc_srqn = c.xrc_srqn;
 	s->payload_len = c.payload_len;
 }
 

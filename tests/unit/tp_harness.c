@@ -151,7 +151,7 @@ static void h_tx_submit(void *user, struct xrxe_tp_txbuf *buf)
 	}
 	h->opcode_count[s->id][pkt.opcode]++;
 	h->sport[s->id] = (uint16_t)(pkt.frag[0].data[pkt.l4_off] << 8 | pkt.frag[0].data[pkt.l4_off + 1]);
-	if (pkt.opcode == XRXE_OPCODE(RC, ACKNOWLEDGE))
+	if (pkt.opcode == XRXE_OPCODE(RC, ACKNOWLEDGE) || pkt.opcode == XRXE_OPCODE(XRC, ACKNOWLEDGE))
 		h->syndrome_count[s->id][xrxe_aeth_syndrome(xrxe_pkt_hdr(&pkt, XRXE_HDR_AETH))]++;
 	fr.due = h->now;
 	if (h->pol.link_bps || h->pol.link_delay_ns) {
@@ -412,6 +412,73 @@ struct xrxe_tph_srq *xrxe_tph_srq_create(struct xrxe_tph_side *s, uint32_t slots
 	return q;
 }
 
+/* XRC (docs/xrc.md): an initiator has a send queue and a CQ only, a target
+ * nothing but its XRC domain, an XRC SRQ a domain and a CQ of its own. */
+struct xrxe_tph_qp *xrxe_tph_qp_create_xrc_ini(struct xrxe_tph_side *s, struct xrxe_tph_cq *scq,
+					       uint32_t sq_slots)
+{
+	struct xrxe_tph_qp *q = calloc(1, sizeof(*q));
+	struct xrxe_tp_qp_init init;
+
+	q->s = s;
+	q->type = IBV_QPT_XRC_SEND;
+	q->cap.max_send_sge = 4;
+	q->cap.max_inline_data = 256;
+	q->cap.max_send_wr = sq_slots - 1;
+	q->sq_slots = sq_slots;
+	q->sq_elem = pow2(sizeof(struct xrxe_send_wqe) + 256);
+	q->sq = ring_alloc(sq_slots, q->sq_elem);
+	q->scq = q->rcq = scq;
+	memset(&init, 0, sizeof(init));
+	init.qp_type = IBV_QPT_XRC_SEND;
+	init.pdn = s->pdn;
+	init.send_cq = scq->cq;
+	init.sq = q->sq;
+	init.sq_slots = sq_slots;
+	init.cap = q->cap;
+	init.sq_sig_all = true;
+	init.user = q;
+	if (xrxe_tp_qp_create(s->tp, &init, &q->qpn, &q->qp))
+		abort();
+	if (s->h->nqps < XRXE_TPH_MAX_OBJS)
+		s->h->qps[s->h->nqps++] = q;
+	return q;
+}
+
+struct xrxe_tph_qp *xrxe_tph_qp_create_xrc_tgt(struct xrxe_tph_side *s, uint32_t xrcdn)
+{
+	struct xrxe_tph_qp *q = calloc(1, sizeof(*q));
+	struct xrxe_tp_qp_init init;
+
+	q->s = s;
+	q->type = IBV_QPT_XRC_RECV;
+	memset(&init, 0, sizeof(init));
+	init.qp_type = IBV_QPT_XRC_RECV;
+	init.xrcdn = xrcdn;
+	init.user = q;
+	if (xrxe_tp_qp_create(s->tp, &init, &q->qpn, &q->qp))
+		abort();
+	if (s->h->nqps < XRXE_TPH_MAX_OBJS)
+		s->h->qps[s->h->nqps++] = q;
+	return q;
+}
+
+struct xrxe_tph_srq *xrxe_tph_srq_create_xrc(struct xrxe_tph_side *s, uint32_t pdn, uint32_t xrcdn,
+					     struct xrxe_tph_cq *cq, uint32_t slots)
+{
+	struct xrxe_tph_srq *q = calloc(1, sizeof(*q));
+
+	q->s = s;
+	q->slots = slots;
+	q->elem = pow2(sizeof(struct xrxe_recv_wqe) + 4 * sizeof(struct xrxe_sge));
+	q->ring = ring_alloc(slots, q->elem);
+	if (xrxe_tp_srq_create_xrc(s->tp, pdn, xrcdn, cq->cq, q->ring, slots, 4, q, &q->srq))
+		abort();
+	if (s->h->nsrqs < XRXE_TPH_MAX_OBJS)
+		s->h->srqs[s->h->nsrqs++] = q;
+	return q;
+}
+
 static bool ring_full(const struct xrxe_ring *r, uint32_t prod, uint32_t mask);
 
 static int post_recv_ring(struct xrxe_ring *r, uint32_t slots, uint32_t elem, uint32_t *prod,
@@ -499,10 +566,10 @@ static int connect_one(struct xrxe_tph_qp *q, uint32_t dest_qpn, int side,
 	a.rq_psn = c->psn[1 - side];
 	a.max_dest_rd_atomic = c->max_dest_rd_atomic;
 	a.min_rnr_timer = c->min_rnr_timer;
-	if (q->type == IBV_QPT_RC)
+	if (q->type == IBV_QPT_RC || q->type == IBV_QPT_XRC_RECV)
 		mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 		       IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	else if (q->type == IBV_QPT_UC)
+	else if (q->type == IBV_QPT_UC || q->type == IBV_QPT_XRC_SEND)
 		mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 		       IBV_QP_RQ_PSN;
 	else
@@ -518,9 +585,12 @@ static int connect_one(struct xrxe_tph_qp *q, uint32_t dest_qpn, int side,
 	a.retry_cnt = c->retry_cnt;
 	a.rnr_retry = c->rnr_retry;
 	a.max_rd_atomic = c->max_rd_atomic;
-	if (q->type == IBV_QPT_RC)
+	/* XRC: the kernel's qp_state_table columns (xrc.c) */
+	if (q->type == IBV_QPT_RC || q->type == IBV_QPT_XRC_SEND)
 		mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 		       IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+	else if (q->type == IBV_QPT_XRC_RECV)
+		mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT;
 	else
 		mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 	return xrxe_tp_qp_modify(tp, q->qp, &a, mask, NULL);
@@ -586,6 +656,7 @@ int xrxe_tph_post_send(struct xrxe_tph_qp *q, const struct xrxe_tph_send *w)
 	hdr.opcode = w->opcode;
 	hdr.send_flags = w->flags;
 	hdr.ex = w->ex;
+	hdr.xrc_srqn = w->xrc_srqn;
 	if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		hdr.wr.atomic.remote_addr = w->raddr;
 		hdr.wr.atomic.rkey = w->rkey;

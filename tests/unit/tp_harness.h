@@ -134,6 +134,7 @@ struct xrxe_tph_send {
 	uint32_t nsge;
 	const void *inl;     /* with IBV_SEND_INLINE */
 	uint32_t inl_len;
+	uint32_t xrc_srqn;   /* XRC initiator: the target's SRQ */
 };
 
 void xrxe_tph_init(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_mtu);
@@ -156,6 +157,13 @@ struct xrxe_tph_qp *xrxe_tph_qp_create_srq(struct xrxe_tph_side *s, enum ibv_qp_
 					   uint32_t sq_slots, struct xrxe_tph_srq *srq,
 					   bool sig_all);
 struct xrxe_tph_srq *xrxe_tph_srq_create(struct xrxe_tph_side *s, uint32_t slots);
+/* XRC (docs/xrc.md): an initiator (send queue, CQ), a target (domain only),
+ * an XRC SRQ in pdn and domain xrcdn completing into cq */
+struct xrxe_tph_qp *xrxe_tph_qp_create_xrc_ini(struct xrxe_tph_side *s, struct xrxe_tph_cq *scq,
+					       uint32_t sq_slots);
+struct xrxe_tph_qp *xrxe_tph_qp_create_xrc_tgt(struct xrxe_tph_side *s, uint32_t xrcdn);
+struct xrxe_tph_srq *xrxe_tph_srq_create_xrc(struct xrxe_tph_side *s, uint32_t pdn, uint32_t xrcdn,
+					     struct xrxe_tph_cq *cq, uint32_t slots);
 int xrxe_tph_post_srq_recv(struct xrxe_tph_srq *q, uint64_t wr_id, const struct xrxe_sge *sge,
 			   uint32_t nsge);
 void xrxe_tph_qp_destroy(struct xrxe_tph_qp *q);
