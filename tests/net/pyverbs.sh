@@ -4,8 +4,9 @@
 # two QPs of the one device talking through the daemon's loopback. Checks
 # queries, RC/UC/UD traffic, memory windows type 1 and 2, invalidation,
 # ATOMIC_WRITE, rereg and extended-CQ polling (see the .py for the list);
-# then tests/verbs/flush_loopback (ibv_wr_flush, which pyverbs 44 lacks) and
-# tests/verbs/dm_domain (device memory, parent and thread domains).
+# then tests/verbs/flush_loopback (ibv_wr_flush, which pyverbs 44 lacks),
+# tests/verbs/dm_domain (device memory, parent and thread domains) and
+# tests/verbs/odp (on-demand paging).
 #
 #   tests/net/pyverbs.sh       (BUILD=build-san etc. to test another build)
 set -u
@@ -85,4 +86,8 @@ verbs_prog flush_loopback
 # Device memory and parent/thread domains: limits, reference rules, traffic
 # into device memory, the allocators serving the objects.
 verbs_prog dm_domain
+# On-demand paging: traffic into never-touched memory, memory unmapped after
+# registration (error completions, the daemon goes on), the implicit region,
+# ibv_advise_mr.
+verbs_prog odp
 exit 0
