@@ -38,6 +38,14 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"; netns_cleanup' EXIT
 netns_reap_stale
 netns_pair 43 1500
+# tests/verbs/odp registers a 2 MiB hugetlb page (IBV_ACCESS_HUGETLB): a small
+# pool for the run, the old size put back at exit (it says SKIP if the
+# kernel cannot find the memory).
+HUGE=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+if [ -w "$HUGE" ] && [ "$(cat "$HUGE")" -lt 2 ]; then
+	netns_at_exit "echo $(cat "$HUGE") >'$HUGE'"
+	echo 2 >"$HUGE" 2>/dev/null
+fi
 ns_bg "$NS_A" bash -c "exec '$XRXED' -m skb '$IF_A' >'$TMP/xrxed.log' 2>&1"
 for _ in $(seq 100); do
 	[ -S "/run/xrxe/$IF_A.sock" ] && break
