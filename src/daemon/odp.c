@@ -24,15 +24,27 @@
  *   region it registered with that access; documented in architecture.md.
  * A page that is not mapped reads or writes short: -EFAULT to the transport,
  * which answers with the IBA's error, never a crash.
+ *
+ * A fault can also wait for the client: a page of a file on a FUSE
+ * filesystem the client serves itself, or of a userfaultfd range it handles.
+ * So the access itself runs in a worker thread and the daemon's thread waits
+ * for it at most XRXE_ODP_DEADLINE_MS. An access that takes longer fails
+ * (-EFAULT: the same error completion as a missing page), is left to finish
+ * in its thread whenever it does (a new worker serves the others), and its
+ * user's ODP fails from then on: every later access of that uid fails at
+ * once and ODP_OPEN is refused (-EPERM), so one stall is all a user can cost
+ * the daemon, whatever the number of its connections.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/ctrl_internal.h"
@@ -43,9 +55,72 @@
 #define PROC_SUPER_MAGIC 0x9fa0
 #endif
 
+/* How long the daemon's thread waits for one access (a page fault that
+ * reads from disk takes milliseconds, a loaded machine adds its own). */
+#define XRXE_ODP_DEADLINE_MS 1000
+/* Users whose access passed the deadline (their ODP is off from then on). */
+#define XRXE_ODP_MAX_STALLED 64
+
 struct xrxe_odp {
-	int fd; /* the application's /proc/self/mem, read-write */
+	int fd;        /* the application's /proc/self/mem, read-write */
+	uid_t uid;
+	unsigned refs; /* the connection, and an abandoned access (under W.mu) */
 };
+
+/* One access handed to the worker. */
+enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE, JOB_ABANDONED };
+struct odp_job {
+	struct xrxe_odp *o;
+	bool write;
+	uint64_t addr;
+	uint32_t n;
+	int result;
+	enum job_state state;
+	uint8_t buf[];
+};
+
+/* The worker: the daemon's thread hands it one job at a time and waits.
+ * gen changes when a job is abandoned: its worker exits once its access
+ * returns, and the next access starts a new one. */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	struct odp_job *job;
+	unsigned gen;
+	bool running; /* a worker of generation gen exists */
+	uid_t stalled[XRXE_ODP_MAX_STALLED];
+	unsigned nstalled;
+} W = { .mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER };
+static pthread_once_t w_once = PTHREAD_ONCE_INIT;
+
+/* The deadline is on the monotonic clock: a wall-clock step must not move it. */
+static void w_init(void)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&W.done, &a);
+	pthread_condattr_destroy(&a);
+}
+
+/* Under W.mu. */
+static bool uid_stalled(uid_t uid)
+{
+	for (unsigned i = 0; i < W.nstalled; i++)
+		if (W.stalled[i] == uid)
+			return true;
+	return false;
+}
+
+/* Under W.mu: the last reference closes the file. */
+static void odp_put(struct xrxe_odp *o)
+{
+	if (--o->refs)
+		return;
+	close(o->fd);
+	free(o);
+}
 
 /* The fd must be a procfs file named "mem" (/proc/PID/mem or
  * /proc/PID/task/TID/mem) open read-write: anything else could block the
@@ -86,6 +161,11 @@ int xrxe_ctrli_op_odp_open(struct conn *c, const void *req, int *fds, struct rep
 	(void)r;
 	if (c->odp)
 		return -EEXIST;
+	pthread_mutex_lock(&W.mu);
+	err = uid_stalled(c->uid) ? -EPERM : 0;
+	pthread_mutex_unlock(&W.mu);
+	if (err)
+		return err;
 	err = check_mem_fd(fds[0]);
 	if (err) {
 		xrxe_info_rl("conn %u: ODP_OPEN refused: not a /proc/PID/mem open read-write",
@@ -101,6 +181,8 @@ int xrxe_ctrli_op_odp_open(struct conn *c, const void *req, int *fds, struct rep
 		return -ENOMEM;
 	}
 	o->fd = fds[0];
+	o->uid = c->uid;
+	o->refs = 1;
 	fds[0] = -1;
 	c->odp = o;
 	return 0;
@@ -115,24 +197,19 @@ void xrxe_ctrli_odp_close(struct conn *c)
 {
 	if (!c->odp)
 		return;
-	close(c->odp->fd);
-	free(c->odp);
+	/* an abandoned access may still hold the file */
+	pthread_mutex_lock(&W.mu);
+	odp_put(c->odp);
+	pthread_mutex_unlock(&W.mu);
 	c->odp = NULL;
 	xrxe_ctrli_release(c, XRXE_Q_FDS, 1);
 }
 
-int xrxe_daemon_odp_rw(void *user, void *mem, uint64_t addr, void *buf, uint32_t n, bool write)
+/* The access itself: 0 or -EFAULT. */
+static int mem_rw(int fd, uint64_t addr, uint8_t *p, uint32_t n, bool write)
 {
-	const struct xrxe_odp *o = mem;
-	uint8_t *p = buf;
-
-	(void)user;
-	/* the file offset is the address; off_t is signed, and no user
-	 * address lies above it */
-	if (!o || addr > (uint64_t)INT64_MAX - n)
-		return -EFAULT;
 	while (n) {
-		ssize_t k = write ? pwrite(o->fd, p, n, (off_t)addr) : pread(o->fd, p, n, (off_t)addr);
+		ssize_t k = write ? pwrite(fd, p, n, (off_t)addr) : pread(fd, p, n, (off_t)addr);
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -144,6 +221,127 @@ int xrxe_daemon_odp_rw(void *user, void *mem, uint64_t addr, void *buf, uint32_t
 		n -= (uint32_t)k;
 	}
 	return 0;
+}
+
+static void *worker(void *arg)
+{
+	unsigned gen = (unsigned)(uintptr_t)arg;
+	struct odp_job *j;
+	int r;
+
+	pthread_mutex_lock(&W.mu);
+	for (;;) {
+		while (gen == W.gen && !(W.job && W.job->state == JOB_QUEUED))
+			pthread_cond_wait(&W.work, &W.mu);
+		if (gen != W.gen)
+			break;
+		j = W.job;
+		j->state = JOB_RUNNING;
+		pthread_mutex_unlock(&W.mu);
+		r = mem_rw(j->o->fd, j->addr, j->buf, j->n, j->write);
+		pthread_mutex_lock(&W.mu);
+		if (j->state == JOB_ABANDONED) {
+			/* the daemon gave up on it; this worker's time is over */
+			odp_put(j->o);
+			free(j);
+			break;
+		}
+		j->result = r;
+		j->state = JOB_DONE;
+		pthread_cond_broadcast(&W.done);
+	}
+	pthread_mutex_unlock(&W.mu);
+	return NULL;
+}
+
+/* Under W.mu: a worker of the current generation. */
+static int worker_start(void)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	int err;
+
+	if (W.running)
+		return 0;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	err = pthread_create(&t, &a, worker, (void *)(uintptr_t)W.gen);
+	pthread_attr_destroy(&a);
+	if (err)
+		return -err;
+	W.running = true;
+	return 0;
+}
+
+int xrxe_daemon_odp_rw(void *user, void *mem, uint64_t addr, void *buf, uint32_t n, bool write)
+{
+	struct xrxe_odp *o = mem;
+	struct odp_job *j;
+	struct timespec dl;
+	int r;
+
+	(void)user;
+	/* the file offset is the address; off_t is signed, and no user
+	 * address lies above it */
+	if (!o || !n || addr > (uint64_t)INT64_MAX - n)
+		return n ? -EFAULT : 0;
+	j = malloc(sizeof(*j) + n);
+	if (!j)
+		return -EFAULT;
+	*j = (struct odp_job){ .o = o, .write = write, .addr = addr, .n = n, .state = JOB_QUEUED };
+	if (write)
+		memcpy(j->buf, buf, n);
+	pthread_once(&w_once, w_init);
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += XRXE_ODP_DEADLINE_MS / 1000;
+	dl.tv_nsec += (XRXE_ODP_DEADLINE_MS % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&W.mu);
+	if (uid_stalled(o->uid) || worker_start()) {
+		pthread_mutex_unlock(&W.mu);
+		free(j);
+		return -EFAULT;
+	}
+	W.job = j;
+	pthread_cond_signal(&W.work);
+	while (j->state != JOB_DONE) {
+		if (pthread_cond_timedwait(&W.done, &W.mu, &dl) != ETIMEDOUT)
+			continue;
+		if (j->state == JOB_DONE)
+			break;
+		W.job = NULL;
+		if (j->state == JOB_QUEUED) {
+			/* the worker never took it (it could not run in a
+			 * whole second): nothing of the user's is blamed */
+			pthread_mutex_unlock(&W.mu);
+			free(j);
+			return -EFAULT;
+		}
+		/* Stuck in the client's fault: leave it to its worker, hold
+		 * the file for it, and turn the user's ODP off. */
+		j->state = JOB_ABANDONED;
+		o->refs++;
+		W.gen++;
+		W.running = false;
+		pthread_cond_broadcast(&W.work);
+		if (W.nstalled < XRXE_ODP_MAX_STALLED)
+			W.stalled[W.nstalled++] = o->uid;
+		pthread_mutex_unlock(&W.mu);
+		xrxe_warn_rl("on-demand paging: an access of uid %u took over %d ms (a fault "
+			     "the process does not resolve); its ODP regions fail from now on",
+			     (unsigned)o->uid, XRXE_ODP_DEADLINE_MS);
+		return -EFAULT;
+	}
+	W.job = NULL;
+	pthread_mutex_unlock(&W.mu);
+	r = j->result;
+	if (!r && !write)
+		memcpy(buf, j->buf, n);
+	free(j);
+	return r;
 }
 
 /* --- registration ------------------------------------------------------- */
