@@ -26,8 +26,9 @@
  * which answers with the IBA's error, never a crash.
  *
  * A fault can also wait for the client: a page of a file on a FUSE
- * filesystem the client serves itself, or of a userfaultfd range it handles.
- * So the access itself runs in a worker thread and the daemon's thread waits
+ * filesystem the client serves itself. (Not a userfaultfd range: our faults
+ * are remote ones without retry, which a userfaultfd answers with SIGBUS at
+ * once.) So the access itself runs in a worker thread and the daemon's thread waits
  * for it at most XRXE_ODP_DEADLINE_MS. An access that takes longer fails
  * (-EFAULT: the same error completion as a missing page), is left to finish
  * in its thread whenever it does (a new worker serves the others), and its

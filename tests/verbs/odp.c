@@ -15,7 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -460,6 +464,52 @@ static void huge(void)
 	munmap(src, 8192);
 }
 
+/* A page under a userfaultfd nobody reads: the daemon reaches memory through
+ * /proc/PID/mem, whose faults cannot wait for a userfaultfd (the kernel
+ * gives them SIGBUS at once), so this is a plain fault: remote access
+ * error, no stall. Needs a userfaultfd (root, or vm.unprivileged_userfaultfd). */
+static void uffd_page(void)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg;
+	uint8_t *m = fresh(4096), *ok = fresh(4096);
+	struct ibv_mr *mr = NULL, *okmr = NULL;
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+	struct pair p;
+	int uffd, st;
+
+	uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) < 0) {
+		printf("ok - a userfaultfd page # SKIP no userfaultfd here (%s)\n", strerror(errno));
+		goto out;
+	}
+	reg = (struct uffdio_register){ .range = { .start = (uintptr_t)m, .len = 4096 },
+					.mode = UFFDIO_REGISTER_MODE_MISSING };
+	mr = ibv_reg_mr(pd, m, 4096, ACC | IBV_ACCESS_ON_DEMAND);
+	okmr = ibv_reg_mr(pd, ok, 4096, ACC);
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg) < 0 || !mr || !okmr || pair_open(&p)) {
+		check(0, "uffd: userfaultfd range, regions and QPs (%s)", strerror(errno));
+		pair_close(&p);
+		goto out;
+	}
+	sge = (struct ibv_sge){ .addr = (uintptr_t)ok, .length = 64, .lkey = okmr->lkey };
+	wr = rdma_wr(IBV_WR_RDMA_WRITE, &sge, (uintptr_t)m, mr->rkey);
+	st = run(&p, &wr);
+	check(st == IBV_WC_REM_ACCESS_ERR,
+	      "a WRITE into a userfaultfd page nobody serves: remote access error (status %d)", st);
+	pair_close(&p);
+out:
+	if (uffd >= 0)
+		close(uffd);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (okmr)
+		ibv_dereg_mr(okmr);
+	munmap(m, 4096);
+	munmap(ok, 4096);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list;
@@ -488,6 +538,7 @@ int main(int argc, char **argv)
 	implicit();
 	advise();
 	huge();
+	uffd_page();
 	check(ibv_dealloc_pd(pd) == 0, "the PD deallocated at the end");
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
