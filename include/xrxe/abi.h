@@ -343,6 +343,7 @@ enum xrxe_ctrl_op {
 	XRXE_CTRL_CREATE_XRC_SRQ,
 	XRXE_CTRL_CREATE_XRC_TGT,
 	XRXE_CTRL_OPEN_QP,
+	XRXE_CTRL_ODP_OPEN, /* on-demand paging: the process's memory (below) */
 	XRXE_CTRL_OP_COUNT,
 };
 
@@ -393,6 +394,17 @@ struct xrxe_ctrl_handle {
  * same addresses, MADV_DONTFORK), so one sparse memfd serves every MR of the
  * process and overlapping MRs share pages for free. The daemon maps the same
  * file window and reaches the application's memory without a bounce copy. */
+/* ODP_OPEN: after HELLO, once per connection, before the first REG_MR or
+ * REREG_MR with IBV_ACCESS_ON_DEMAND. Request: the bare header and exactly
+ * one fd, the process's /proc/self/mem opened O_RDWR. The daemon reads and
+ * writes on-demand-paging regions through it (pread/pwrite at the virtual
+ * address), nothing else (docs/architecture.md "On-demand paging"). A file
+ * that is not a procfs "mem" file open read-write is refused with -EINVAL,
+ * a second ODP_OPEN with -EEXIST. An ODP region is registered by REG_MR with
+ * IBV_ACCESS_ON_DEMAND in access: nothing is mapped or moved; addr 0 and
+ * length UINT64_MAX (iova 0) is the implicit region of the whole address
+ * space. */
+
 struct xrxe_ctrl_reg_mr {
 	struct xrxe_ctrl_hdr hdr;
 	uint32_t pd;

@@ -98,6 +98,7 @@ static void conn_close(struct conn *c, const char *why)
 		close(c->memfd);
 	if (c->async_fd >= 0)
 		close(c->async_fd);
+	xrxe_ctrli_odp_close(c); /* its regions went above */
 	/* the socket, and the doorbell, memfd and async pipe of HELLO */
 	xrxe_ctrli_release(c, XRXE_Q_FDS, c->hello ? 4 : 1);
 	xrxe_ctrli_release(c, XRXE_Q_CONNS, 1);

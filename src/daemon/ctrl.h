@@ -66,6 +66,9 @@ void xrxe_ctrl_cq_event(struct xrxe_ctrl *ctrl, void *cq_user);
 void xrxe_ctrl_async_event(struct xrxe_ctrl *ctrl, enum ibv_event_type type, void *obj_user);
 /* Port events (PORT_ACTIVE, PORT_ERR, GID_CHANGE) to every connection. */
 void xrxe_ctrl_port_event(struct xrxe_ctrl *ctrl, enum ibv_event_type type);
+/* ops->odp_rw (odp.c): an on-demand-paging region's bytes, read or written
+ * in the application's address space through its /proc/self/mem. */
+int xrxe_daemon_odp_rw(void *user, void *mem, uint64_t addr, void *buf, uint32_t n, bool write);
 
 /* The connection manager (ctrl_cm.c). A MAD that arrived on QP1 (the
  * transport's gsi_rx); DEVICE_REMOVAL to every CM ID (the daemon stops);

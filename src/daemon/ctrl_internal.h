@@ -120,6 +120,7 @@ struct conn {
 	uint64_t hello_deadline; /* closed at this time unless hello or cm_open */
 	int memfd;    /* registered memory (HELLO fd 0) */
 	int async_fd; /* async event pipe (HELLO fd 1) */
+	struct xrxe_odp *odp; /* on-demand paging (odp.c): NULL before ODP_OPEN */
 	struct slot *slots;
 	uint32_t *free_idx; /* stack of free slot indices, nslots - nobjs of them */
 	uint32_t nslots, nobjs;
@@ -265,6 +266,7 @@ VERBS_OP(close_xrcd);
 VERBS_OP(create_xrc_srq);
 VERBS_OP(create_xrc_tgt);
 VERBS_OP(open_qp);
+VERBS_OP(odp_open);
 #undef VERBS_OP
 /* CREATE_SRQ and CREATE_XRC_SRQ (xrcdn 0 and cq NULL: a basic SRQ) */
 int xrxe_ctrli_srq_create(struct conn *c, const struct xrxe_ctrl_srq *q, uint32_t xrcdn,
@@ -273,6 +275,18 @@ int xrxe_ctrli_srq_create(struct conn *c, const struct xrxe_ctrl_srq *q, uint32_
 int xrxe_ctrli_destroy_xrcd(struct obj_xrcd *o);
 int xrxe_ctrli_xrc_tgt_put(struct obj_qp *qp);
 void xrxe_ctrli_xrc_gc(struct xrxe_ctrl *ctrl);
+
+/* odp.c: on-demand paging. The application's memory for xrxe_tp_mr_reg_odp
+ * (NULL: no ODP_OPEN yet), and closing it at the connection's end (after its
+ * regions are gone). */
+void *xrxe_ctrli_odp_mem(struct conn *c);
+void xrxe_ctrli_odp_close(struct conn *c);
+/* REG_MR / REREG_MR of an ODP region (IBV_ACCESS_ON_DEMAND): the rest of
+ * those requests once the handles are looked up and access computed. */
+int xrxe_ctrli_odp_reg_mr(struct conn *c, struct obj_pd *pd, const struct xrxe_ctrl_reg_mr *m,
+			  uint32_t access, struct reply *r);
+int xrxe_ctrli_odp_rereg_mr(struct conn *c, struct obj_mr *mr, const struct xrxe_ctrl_rereg_mr *m,
+			    uint32_t pdn, uint32_t access, struct reply *r);
 
 /* ctrl_cm.c: the CM requests (abi.h XRXE_CTRL_CM_*, include/xrxe/cm_abi.h) */
 int xrxe_ctrli_cm_open(struct xrxe_ctrl *ctrl);

@@ -311,6 +311,8 @@ const struct op_desc xrxe_ctrli_ops[XRXE_CTRL_OP_COUNT] = {
 				   xrxe_ctrli_op_dealloc_mw },
 	[XRXE_CTRL_REREG_MR] = { "rereg_mr", sizeof(struct xrxe_ctrl_rereg_mr), 0, false,
 				 xrxe_ctrli_op_rereg_mr },
+	[XRXE_CTRL_ODP_OPEN] = { "odp_open", sizeof(struct xrxe_ctrl_hdr), 1, false,
+				 xrxe_ctrli_op_odp_open },
 	/* The CM: no HELLO (a librdmacm connection has no memory or rings), but
 	 * CM_OPEN first (ctrl_cm.c checks) */
 	[XRXE_CTRL_CM_OPEN] = { "cm_open", sizeof(struct xrxe_ctrl_cm_open), 0, true,

@@ -199,6 +199,8 @@ int xrxe_ctrli_op_reg_mr(struct conn *c, const void *req, int *fds, struct reply
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
+	if (access & IBV_ACCESS_ON_DEMAND) /* nothing to map (odp.c) */
+		return xrxe_ctrli_odp_reg_mr(c, pd, m, access, r);
 	/* Length 0: an MR of no bytes (the shim allows it only over device
 	 * memory, as mlx5 does); nothing to map or charge, keys that reach
 	 * nothing. */
@@ -264,6 +266,8 @@ int xrxe_ctrli_op_rereg_mr(struct conn *c, const void *req, int *fds, struct rep
 		pdn = pd->pdn;
 	}
 	access = acc ? m->access & ~(uint32_t)IBV_ACCESS_OPTIONAL_RANGE : mr->access;
+	if ((access | mr->access) & IBV_ACCESS_ON_DEMAND) /* odp.c */
+		return xrxe_ctrli_odp_rereg_mr(c, mr, m, pdn, access, r);
 	addr = trans ? m->addr : mr->addr;
 	length = trans ? m->length : mr->length;
 	iova = trans ? m->iova : mr->iova;

@@ -228,6 +228,7 @@ const struct xrxe_tp_ops xrxe_daemon_tp_ops = {
 	.cq_event = xrxe_daemon_cq_event,
 	.async_event = xrxe_daemon_async_event,
 	.gsi_rx = xrxe_daemon_gsi_rx,
+	.odp_rw = xrxe_daemon_odp_rw, /* on-demand paging (odp.c) */
 };
 
 void xrxe_daemon_port_event(void *user, enum ibv_event_type ev)

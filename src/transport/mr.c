@@ -164,14 +164,16 @@ uint8_t xrxe_tpi_key_byte_next(struct xrxe_tp *tp, uint8_t old)
 	return (uint8_t)(old + 1 + xrxe_tpi_key_random(tp) % 255);
 }
 
-int xrxe_tp_mr_reg(struct xrxe_tp *tp, uint32_t pdn, void *host, uint64_t iova, uint64_t length,
-		   uint32_t access, uint32_t *lkey, uint32_t *rkey)
+/* odp: NULL, or the memory of an on-demand-paging region (odp.c), whose
+ * host is then the application's address and may be 0 (implicit ODP). */
+int xrxe_tpi_mr_reg(struct xrxe_tp *tp, uint32_t pdn, void *host, uint64_t iova, uint64_t length,
+		    uint32_t access, void *odp, uint32_t *lkey, uint32_t *rkey)
 {
 	uint32_t n = tp->cfg.max_mr, i, idx, start;
 	struct tp_mr *mr;
 	int err;
 
-	if (!host && length)
+	if (!host && length && !odp)
 		return -EINVAL;
 	/* the range must not wrap the address space */
 	if (iova + length < iova || (uintptr_t)host + length < (uintptr_t)host)
@@ -202,9 +204,16 @@ int xrxe_tp_mr_reg(struct xrxe_tp *tp, uint32_t pdn, void *host, uint64_t iova, 
 	mr->iova = iova;
 	mr->length = length;
 	mr->nmw = 0;
+	mr->odp = odp;
 	tp->stats.mrs++;
 	*lkey = *rkey = mr->key;
 	return 0;
+}
+
+int xrxe_tp_mr_reg(struct xrxe_tp *tp, uint32_t pdn, void *host, uint64_t iova, uint64_t length,
+		   uint32_t access, uint32_t *lkey, uint32_t *rkey)
+{
+	return xrxe_tpi_mr_reg(tp, pdn, host, iova, length, access, NULL, lkey, rkey);
 }
 
 struct tp_mr *xrxe_tpi_mr_by_key(struct xrxe_tp *tp, uint32_t key)
@@ -233,6 +242,7 @@ int xrxe_tp_mr_dereg(struct xrxe_tp *tp, uint32_t lkey)
 	mr->used = false;
 	mr->valid = false;
 	mr->key = 0;
+	mr->odp = NULL;
 	tp->stats.mrs--;
 	return 0;
 }
@@ -324,8 +334,14 @@ int xrxe_tpi_sge_walk(struct xrxe_tp *tp, uint32_t pdn, const struct xrxe_sge *s
 		mr = xrxe_tpi_mr_check(tp, sge[i].lkey, pdn, sge[i].addr + off, n, access);
 		if (!mr)
 			return -EFAULT;
-		if (fn)
+		if (fn && mr->odp) {
+			int err = xrxe_tpi_odp_piece(tp, mr, sge[i].addr + off, n, access, fn, arg);
+
+			if (err)
+				return err;
+		} else if (fn) {
 			fn(arg, xrxe_tpi_mr_host(mr, sge[i].addr + off), n);
+		}
 		len -= n;
 		off = 0;
 	}

@@ -448,10 +448,13 @@ static uint32_t roundup_pow2(uint32_t v)
 	return p;
 }
 
+/* IBV_ACCESS_ON_DEMAND means nothing for a QP, but applications pass a
+ * region's access flags as the QP's (rdma-core's test_odp does); rxe keeps
+ * them as given, and so do we. */
 #define QP_ACCESS_FLAGS                                                                    \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |       \
 	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | XRXE_ACCESS_FLUSH_GLOBAL |         \
-	 XRXE_ACCESS_FLUSH_PERSISTENT)
+	 XRXE_ACCESS_FLUSH_PERSISTENT | IBV_ACCESS_ON_DEMAND)
 
 /* Attribute values (the rxe_qp_chk_attr extras of docs/facts/rxe.md §2.11, plus the
  * ranges of IBA 11.2.4.2). Only attributes present in the mask are checked. */

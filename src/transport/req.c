@@ -329,6 +329,7 @@ static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 	bool rc = qp->type == IBV_QPT_RC;
 	const struct xrxe_sge *sge = (const struct xrxe_sge *)w->data;
 	bool inl = w->wr.send_flags & IBV_SEND_INLINE;
+	const uint8_t *staged = NULL; /* the payload, when ODP memory had to be read first */
 	int err;
 
 	xrxe_tpi_spec_init(qp, w->av ? w->av : &qp->av, &spec);
@@ -374,9 +375,10 @@ static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 		spec.imm_be = w->wr.ex;
 		spec.ieth_rkey = w->wr.ex;
 		if (n && !inl &&
-		    xrxe_tpi_sge_walk(tp, qp->pdn, sge, w->wr.num_sge, off, n, 0, NULL, NULL)) {
+		    xrxe_tpi_gather_stage(tp, qp->pdn, sge, w->wr.num_sge, off, n, &staged)) {
 			/* The MR went away (or changed) since the WQE was
-			 * fetched: a local protection error. */
+			 * fetched, or an ODP page is not there: a local
+			 * protection error. */
 			wqe_bad(w, IBV_WC_LOC_PROT_ERR);
 			return -EFAULT;
 		}
@@ -408,6 +410,8 @@ static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 	if (n) {
 		if (inl) /* ATOMIC_WRITE: its value is inline too */
 			xrxe_tpi_tx_put(&tx, w->data + off, n);
+		else if (staged)
+			xrxe_tpi_tx_put(&tx, staged, n);
 		else
 			xrxe_tpi_sge_walk(tp, qp->pdn, sge, w->wr.num_sge, off, n, 0,
 					  xrxe_tpi_tx_piece, &tx);

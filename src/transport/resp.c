@@ -143,14 +143,20 @@ static int send_read_pkt(struct xrxe_tp_qp *qp, const struct tp_res *res, uint32
 	struct xrxe_pkt_spec spec;
 	struct tp_tx tx;
 	struct tp_mr *mr = NULL;
+	const uint8_t *src = NULL;
 	int err;
 
 	/* The region is checked again for every packet (rxe_recheck_mr): it
 	 * may have been deregistered or invalidated since the request. A
-	 * zero-length read names no memory (C9-88). */
+	 * zero-length read names no memory (C9-88). An ODP region's bytes
+	 * are read now, before the frame (odp.c): a page not there is a
+	 * remote access error too. */
 	if (n) {
 		mr = xrxe_tpi_rkey_check(qp, res->rkey, va, n, IBV_ACCESS_REMOTE_READ, false);
 		if (!mr)
+			return -EACCES;
+		src = xrxe_tpi_mr_src(qp->tp, mr, va, n);
+		if (!src)
 			return -EACCES;
 	}
 	xrxe_tpi_spec_init(qp, &qp->av, &spec);
@@ -168,7 +174,7 @@ static int send_read_pkt(struct xrxe_tp_qp *qp, const struct tp_res *res, uint32
 	if (err)
 		return err;
 	if (n)
-		xrxe_tpi_tx_put(&tx, xrxe_tpi_mr_host(mr, va), n);
+		xrxe_tpi_tx_put(&tx, src, n);
 	xrxe_tpi_tx_finish(qp->tp, qp, &tx);
 	return 0;
 }
@@ -544,7 +550,6 @@ static void resp_write(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32
 	struct tp_resp *r = &qp->resp;
 	uint32_t fl = pkt->op->flags, pl = pkt->payload_len;
 	bool imm_last = (fl & XRXE_OPF_IMM) && (fl & XRXE_OPF_LAST);
-	struct xrxe_tpi_pkt_src c = { .pkt = pkt, .off = 0 };
 	struct tp_mr *mr;
 
 	/* WRITE_WITH_IMM consumes a receive WQE (IBA 9.4.3): make sure there
@@ -588,7 +593,12 @@ static void resp_write(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32
 				   IBV_EVENT_QP_ACCESS_ERR);
 			return;
 		}
-		xrxe_tpi_piece_from_pkt(&c, xrxe_tpi_mr_host(mr, r->w_va), pl);
+		if (xrxe_tpi_mr_place_pkt(qp->tp, mr, r->w_va, pkt, pl)) {
+			/* an ODP page that is not there (odp.c) */
+			resp_fatal(qp, psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
+				   IBV_EVENT_QP_ACCESS_ERR);
+			return;
+		}
 		r->w_va += pl;
 		r->w_left -= pl;
 	}
@@ -701,7 +711,16 @@ static void resp_atomic(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint3
 	/* IBA 9.4.5: 64-bit operands in the responder's memory. Atomic with
 	 * respect to the application's own CPU atomics when the host mapping
 	 * is aligned (it is whenever iova and host share page offsets). */
-	if (((uintptr_t)host & 7) == 0) {
+	if (mr->odp) {
+		/* a page not there: remote access error (odp.c) */
+		if (xrxe_tpi_odp_atomic(qp->tp, mr, va, pkt->opcode == XRXE_OPCODE(RC, COMPARE_SWAP),
+					false, xrxe_atmeth_comp(atm), xrxe_atmeth_swap_add(atm),
+					&orig)) {
+			resp_fatal(qp, psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
+				   IBV_EVENT_QP_ACCESS_ERR);
+			return;
+		}
+	} else if (((uintptr_t)host & 7) == 0) {
 		uint64_t *p = (uint64_t *)(void *)host;
 
 		if ((pkt->opcode & ~XRXE_TRANSPORT_MASK) == XRXE_OP_COMPARE_SWAP) {
@@ -786,7 +805,13 @@ static void resp_atomic_write(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt,
 		return; /* the requester's retry finds room */
 	xrxe_pkt_copy_payload(pkt, 0, &val, 8); /* the bytes as sent, no swap */
 	host = xrxe_tpi_mr_host(mr, va);
-	if (((uintptr_t)host & 7) == 0)
+	if (mr->odp) {
+		if (xrxe_tpi_odp_atomic(qp->tp, mr, va, false, true, 0, val, &val)) {
+			resp_fatal(qp, psn, XRXE_AETH_NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR,
+				   IBV_EVENT_QP_ACCESS_ERR);
+			return;
+		}
+	} else if (((uintptr_t)host & 7) == 0)
 		__atomic_store_n((uint64_t *)(void *)host, val, __ATOMIC_SEQ_CST);
 	else
 		memcpy(host, &val, 8);

@@ -48,6 +48,10 @@
 /* Largest message (IBA 9.4.x: 2^31 bytes; rxe port max_msg_sz). */
 #define XRXE_TP_MAX_MSG (1u << 31)
 
+/* On-demand paging's bounce buffer (odp.c): one packet's payload at the
+ * largest IB path MTU. */
+#define XRXE_TP_ODP_BUF 4096u
+
 /* Responder response queue: ACKs, NAKs, read and atomic responses owed, in
  * PSN order. Holds one entry per responder resource plus the ACKs between
  * them (consecutive ACKs coalesce into one entry). */
@@ -97,6 +101,10 @@ struct tp_mr {
 	uint64_t iova;
 	uint64_t length;
 	uint32_t nmw; /* memory windows bound to it (IBA 10.6.7.2.x: dereg/rereg/invalidate refused) */
+	/* On-demand paging (odp.c): non-NULL names the application's memory
+	 * for ops->odp_rw, and host is then the application's own address,
+	 * never dereferenced here. */
+	void *odp;
 };
 
 /* Memory windows (IBA 10.6.7, mw.c). Their R_Keys share the MR key format,
@@ -445,6 +453,10 @@ struct xrxe_tp {
 	uint64_t cc_max_bps; /* what rate limiters recover to */
 	struct xrxe_pacer pacer;
 	struct xrxe_edt port_edt; /* line_rate_pacing: the port's departure time */
+
+	/* on-demand paging (odp.c): bounce buffer for the pieces of ODP
+	 * regions, and one packet's payload gathered before its frame */
+	uint8_t odp_buf[XRXE_TP_ODP_BUF];
 };
 
 /* ---------------------------------------------------------------------------
@@ -478,6 +490,9 @@ uint8_t xrxe_tpi_key_byte_next(struct xrxe_tp *tp, uint8_t old);
 uint32_t xrxe_tpi_key_make(const struct xrxe_tp *tp, uint32_t idx, uint32_t gen);
 uint32_t xrxe_tpi_key_index(const struct xrxe_tp *tp, uint32_t key);
 struct tp_mr *xrxe_tpi_mr_by_key(struct xrxe_tp *tp, uint32_t key);
+/* xrxe_tp_mr_reg with odp: NULL, or an ODP region's memory (odp.c). */
+int xrxe_tpi_mr_reg(struct xrxe_tp *tp, uint32_t pdn, void *host, uint64_t iova, uint64_t length,
+		    uint32_t access, void *odp, uint32_t *lkey, uint32_t *rkey);
 
 /* mw.c: memory windows.
  * The region a remote request may touch through rkey, an MR's or a window's
@@ -502,6 +517,36 @@ const struct tp_ah *xrxe_tpi_ah_get(const struct xrxe_tp *tp, uint32_t handle, u
 typedef void (*xrxe_tpi_piece_fn)(void *arg, uint8_t *host, uint32_t n);
 int xrxe_tpi_sge_walk(struct xrxe_tp *tp, uint32_t pdn, const struct xrxe_sge *sge, uint32_t nsge,
 		      uint32_t off, uint32_t len, uint32_t access, xrxe_tpi_piece_fn fn, void *arg);
+
+/* odp.c: on-demand paging. An ODP region's bytes are reached through
+ * ops->odp_rw, never through a pointer; a fault is -EFAULT.
+ * xrxe_tpi_odp_piece: sge_walk's piece of an ODP region, through the bounce
+ * buffer: access with IBV_ACCESS_LOCAL_WRITE writes into the region (fn fills
+ * the bounce first), without it reads (fn consumes it). */
+int xrxe_tpi_odp_piece(struct xrxe_tp *tp, const struct tp_mr *mr, uint64_t va, uint32_t n,
+		       uint32_t access, xrxe_tpi_piece_fn fn, void *arg);
+/* One packet's payload [off, off + len) of an SGE list, checked as
+ * xrxe_tpi_sge_walk(.., 0, NULL, NULL) does; when a piece lies in an ODP
+ * region the whole payload is read now into tp->odp_buf and *staged points
+ * there (the frame is then filled from it: a fault must be known before a
+ * frame is reserved), else *staged is NULL. 0, -EFAULT or -EMSGSIZE. */
+int xrxe_tpi_gather_stage(struct xrxe_tp *tp, uint32_t pdn, const struct xrxe_sge *sge,
+			  uint32_t nsge, uint32_t off, uint32_t len, const uint8_t **staged);
+/* n bytes of mr at va to send (READ responses): a pointer into the region,
+ * or for an ODP region a copy in tp->odp_buf; NULL on a fault. */
+const uint8_t *xrxe_tpi_mr_src(struct xrxe_tp *tp, const struct tp_mr *mr, uint64_t va,
+			       uint32_t n);
+/* Place n bytes of pkt's payload (from its start) into mr at va: 0 or
+ * -EFAULT (an ODP region's page is not there). */
+int xrxe_tpi_mr_place_pkt(struct xrxe_tp *tp, const struct tp_mr *mr, uint64_t va,
+			  const struct xrxe_pkt *pkt, uint32_t n);
+/* An atomic (IBA 9.4.5) or ATOMIC_WRITE on an ODP region: read, compute,
+ * write back, all in this one thread, so atomic against every other atomic
+ * the daemon executes (not against the application's CPU: odp.c). cas:
+ * compare and swap, else fetch and add; store: ATOMIC_WRITE of swap_add.
+ * 0 or -EFAULT; *orig the value before. */
+int xrxe_tpi_odp_atomic(struct xrxe_tp *tp, const struct tp_mr *mr, uint64_t va, bool cas,
+			bool store, uint64_t comp, uint64_t swap_add, uint64_t *orig);
 
 /* Piece writers for xrxe_tpi_sge_walk that place data into host memory: from
  * a received packet's payload (advancing off), or from a plain buffer

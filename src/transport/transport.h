@@ -101,6 +101,12 @@ struct xrxe_tp_ops {
 	 * checked. The payload is pkt's (xrxe_pkt_copy_payload). Optional:
 	 * without it such packets are dropped as having no QP. */
 	void (*gsi_rx)(void *user, const struct xrxe_pkt *pkt);
+	/* On-demand paging (odp.c; docs/architecture.md "On-demand paging"):
+	 * read (write false) or write n bytes of the application's memory at
+	 * its address addr; mem is what xrxe_tp_mr_reg_odp was given. 0, or
+	 * -EFAULT when any of it is not there (unmapped, not accessible, the
+	 * process gone). Optional: without it ODP regions are refused. */
+	int (*odp_rw)(void *user, void *mem, uint64_t addr, void *buf, uint32_t n, bool write);
 };
 
 struct xrxe_tp_config {
@@ -146,6 +152,12 @@ int xrxe_tp_pd_free(struct xrxe_tp *tp, uint32_t pdn);
  * directly. iova: the address the application and remote peers use. */
 int xrxe_tp_mr_reg(struct xrxe_tp *tp, uint32_t pdn, void *host, uint64_t iova, uint64_t length,
 		   uint32_t access, uint32_t *lkey, uint32_t *rkey);
+/* An on-demand-paging region (odp.c): nothing is mapped; every access goes
+ * through ops->odp_rw(mem, the application's address addr + offset). The
+ * implicit region of ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_ON_DEMAND) is
+ * addr 0, iova 0, length UINT64_MAX. -EOPNOTSUPP without ops->odp_rw. */
+int xrxe_tp_mr_reg_odp(struct xrxe_tp *tp, uint32_t pdn, void *mem, uint64_t addr, uint64_t iova,
+		       uint64_t length, uint32_t access, uint32_t *lkey, uint32_t *rkey);
 /* -EBUSY while memory windows are bound to it (IBA 10.6.7.2.x). */
 int xrxe_tp_mr_dereg(struct xrxe_tp *tp, uint32_t lkey);
 /* ibv_rereg_mr: flags enum ibv_rereg_mr_flags; only the named parts change
@@ -389,6 +401,10 @@ struct xrxe_tp_stats {
 				       * a QP not in RTS/SQD (no QP at all: rx_drop_no_qp) */
 	uint64_t cnp_suppressed;      /* CE marks within np_min_time_between_cnps */
 	uint64_t paced;               /* times a QP waited for its pacer */
+	/* on-demand paging (odp.c): bytes read and written through
+	 * ops->odp_rw, and accesses that found no page (a fault: an error
+	 * completion or a NAK, never a crash) */
+	uint64_t odp_read_bytes, odp_write_bytes, odp_faults;
 };
 void xrxe_tp_get_stats(const struct xrxe_tp *tp, struct xrxe_tp_stats *stats);
 

@@ -288,6 +288,7 @@ static struct ibv_context *open_device(struct ibv_device *device)
 	ctx->vctx.dealloc_td = xrxe_dealloc_td_op;
 	ctx->vctx.alloc_parent_domain = xrxe_alloc_parent_domain_op;
 	xrxe_xrc_install(&ctx->vctx); /* XRC domains, SRQs, open_qp (verbs/xrc.c) */
+	ctx->vctx.advise_mr = xrxe_advise_mr_op; /* on-demand paging (odp.c) */
 	return c;
 
 fail_pipe:

@@ -4,7 +4,9 @@
  * (mr_remap.c: the daemon maps the same file window and reaches them without
  * a copy), then the daemon is told about the region and hands out the keys.
  * Deregistration runs in the opposite order: the daemon lets go first, then
- * the pages go back to private memory.
+ * the pages go back to private memory. A region registered with
+ * IBV_ACCESS_ON_DEMAND moves nothing: the daemon reaches it through the
+ * process's /proc/self/mem when the transport touches it (odp.c).
  */
 #include "verbs/shim.h"
 
@@ -19,16 +21,20 @@
 #define XRXE_ACCESS_SUPPORTED                                                         \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |      \
 	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |           \
-	 XRXE_ACCESS_FLUSH_GLOBAL | XRXE_ACCESS_FLUSH_PERSISTENT)
+	 XRXE_ACCESS_FLUSH_GLOBAL | XRXE_ACCESS_FLUSH_PERSISTENT | IBV_ACCESS_ON_DEMAND |    \
+	 IBV_ACCESS_HUGETLB)
 
-/* Access as the daemon takes it; -errno (0 when fine). ODP and HUGETLB are
- * EOPNOTSUPP (no on-demand paging: the pages move into the memfd at
- * registration). FLUSH to persistence is accepted here and refused by the
- * daemon with EINVAL (no persistence domain), as rxe does on non-pmem memory. */
+/* Access as the daemon takes it; -errno (0 when fine). HUGETLB says the
+ * pages are hugetlb pages, which only on-demand paging can reach (the memfd
+ * takes no hugetlb pages): EOPNOTSUPP without ON_DEMAND, as before ODP.
+ * FLUSH to persistence is accepted here and refused by the daemon with
+ * EINVAL (no persistence domain), as rxe does on non-pmem memory. */
 static int check_access(unsigned int *access)
 {
 	*access &= ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE;
 	if (*access & ~(unsigned int)XRXE_ACCESS_SUPPORTED)
+		return -EOPNOTSUPP;
+	if ((*access & IBV_ACCESS_HUGETLB) && !(*access & IBV_ACCESS_ON_DEMAND))
 		return -EOPNOTSUPP;
 	/* IBA o10-36.2.1: remote write or atomic access requires local write. */
 	if ((*access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
@@ -69,7 +75,18 @@ struct ibv_mr *xrxe_reg_mr_region(struct ibv_pd *pd, void *addr, size_t length, 
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return xrxe_null_errno(ENOMEM);
-	ret = length ? xrxe_remap_acquire(addr, length) : 0;
+	mr->odp = access & IBV_ACCESS_ON_DEMAND;
+	mr->access = access;
+	if (mr->odp) {
+		/* nothing moves; the implicit region (NULL, SIZE_MAX) is the
+		 * whole address space at iova 0 */
+		ret = xrxe_odp_open(ctx);
+		if (ret) {
+			free(mr);
+			return xrxe_null_errno(-ret);
+		}
+	}
+	ret = length && !mr->odp ? xrxe_remap_acquire(addr, length) : 0;
 	if (ret) {
 		free(mr);
 		return xrxe_null_errno(-ret);
@@ -83,7 +100,7 @@ struct ibv_mr *xrxe_reg_mr_region(struct ibv_pd *pd, void *addr, size_t length, 
 	ret = xrxe_conn_call(&ctx->conn, XRXE_CTRL_REG_MR, &req, sizeof(req), NULL, 0, &rep,
 			     sizeof(rep), NULL, NULL);
 	if (ret) {
-		if (length)
+		if (length && !mr->odp)
 			xrxe_remap_release(addr, length);
 		free(mr);
 		return xrxe_null_errno(-ret);
@@ -96,8 +113,10 @@ struct ibv_mr *xrxe_reg_mr_region(struct ibv_pd *pd, void *addr, size_t length, 
 	mr->mr.lkey = rep.lkey;
 	mr->mr.rkey = rep.rkey;
 	mr->remap_addr = addr;
-	mr->remap_len = length;
+	mr->remap_len = mr->odp ? 0 : length;
 	mr->iova = req.iova;
+	if (mr->odp)
+		xrxe_odp_add(ctx, mr);
 	return &mr->mr;
 }
 
@@ -126,6 +145,8 @@ int ibv_dereg_mr(struct ibv_mr *ibmr)
 	ret = xrxe_ctrl_destroy(to_xctx(ibmr->context), XRXE_CTRL_DEREG_MR, ibmr->handle);
 	if (ret)
 		return -ret;
+	if (mr->odp)
+		xrxe_odp_del(to_xctx(ibmr->context), mr);
 	if (mr->remap_len)
 		xrxe_remap_release(mr->remap_addr, mr->remap_len);
 	if (mr->dm_mrs)
@@ -172,8 +193,14 @@ int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, 
 			errno = -ret;
 			return IBV_REREG_MR_ERR_CMD;
 		}
+		/* a region stays on demand or stays in the memfd: its pages
+		 * would have to move under its peers (the daemon refuses it) */
+		if (!(acc & IBV_ACCESS_ON_DEMAND) != !mr->odp) {
+			errno = EOPNOTSUPP;
+			return IBV_REREG_MR_ERR_CMD;
+		}
 	}
-	if (trans) {
+	if (trans && !mr->odp) {
 		ret = xrxe_remap_acquire(addr, length);
 		if (ret) {
 			errno = -ret;
@@ -191,16 +218,22 @@ int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, 
 	ret = xrxe_conn_call(&ctx->conn, XRXE_CTRL_REREG_MR, &req, sizeof(req), NULL, 0, &rep,
 			     sizeof(rep), NULL, NULL);
 	if (ret) {
-		if (trans)
+		if (trans && !mr->odp)
 			xrxe_remap_release(addr, length);
 		errno = -ret;
 		return IBV_REREG_MR_ERR_CMD;
 	}
 	ibmr->lkey = rep.lkey;
 	ibmr->rkey = rep.rkey;
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		mr->access = acc;
 	if (flags & IBV_REREG_MR_CHANGE_PD)
 		ibmr->pd = pd;
-	if (trans) {
+	if (trans && mr->odp) {
+		ibmr->addr = addr;
+		ibmr->length = length;
+		mr->iova = req.iova;
+	} else if (trans) {
 		void *old = mr->remap_addr;
 		size_t old_len = mr->remap_len;
 

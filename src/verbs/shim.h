@@ -85,6 +85,10 @@ struct xrxe_context {
 	struct xrxe_obj *objs;
 	bool fatal_reported; /* the daemon went away: one IBV_EVENT_DEVICE_FATAL */
 	_Atomic uint64_t dm_bytes; /* device memory held (dm.c) */
+	/* on-demand paging (odp.c): ODP_OPEN done; the ODP regions, for
+	 * ibv_advise_mr's checks (under obj_lock) */
+	bool odp_open;
+	struct xrxe_mr *odp_mrs;
 	struct verbs_context vctx; /* &vctx.context is what the application sees */
 };
 
@@ -184,6 +188,15 @@ struct ibv_pd *xrxe_alloc_parent_domain_op(struct ibv_context *context,
 struct ibv_td *xrxe_alloc_td_op(struct ibv_context *context, struct ibv_td_init_attr *attr);
 int xrxe_dealloc_td_op(struct ibv_td *td);
 
+/* odp.c: on-demand paging. xrxe_odp_open: hand the daemon the process's
+ * memory once per context (0 or -errno); xrxe_odp_add / _del: the context's
+ * list of ODP regions; xrxe_advise_mr_op: verbs_context.advise_mr. */
+int xrxe_odp_open(struct xrxe_context *ctx);
+void xrxe_odp_add(struct xrxe_context *ctx, struct xrxe_mr *mr);
+void xrxe_odp_del(struct xrxe_context *ctx, struct xrxe_mr *mr);
+int xrxe_advise_mr_op(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+		      struct ibv_sge *sg_list, uint32_t num_sge);
+
 /* dm.c: device memory, at most this much per context (max_dm_size). */
 #define XRXE_DM_MAX_BYTES (256u * 1024)
 struct ibv_dm *xrxe_alloc_dm_op(struct ibv_context *context, struct ibv_alloc_dm_attr *attr);
@@ -197,6 +210,9 @@ struct xrxe_mr {
 	size_t remap_len;
 	uint64_t iova;    /* the address remote peers use */
 	_Atomic uint32_t *dm_mrs; /* over device memory: its MR count (dm.c) */
+	bool odp;                 /* IBV_ACCESS_ON_DEMAND: nothing moved (odp.c) */
+	uint32_t access;          /* as registered (ibv_advise_mr's checks) */
+	struct xrxe_mr *odp_next; /* xrxe_context.odp_mrs */
 };
 
 struct xrxe_channel {

@@ -4,9 +4,10 @@
 # two QPs of the one device talking through the daemon's loopback. Checks
 # queries, RC/UC/UD traffic, memory windows type 1 and 2, invalidation,
 # ATOMIC_WRITE, rereg and extended-CQ polling (see the .py for the list);
-# then tests/verbs/flush_loopback (ibv_wr_flush, which pyverbs 44 lacks) and
-# tests/verbs/dm_domain (device memory, parent and thread domains) and
-# tests/verbs/xrc_domains (XRC domains, shared target QPs).
+# then tests/verbs/flush_loopback (ibv_wr_flush, which pyverbs 44 lacks),
+# tests/verbs/dm_domain (device memory, parent and thread domains),
+# tests/verbs/xrc_domains (XRC domains, shared target QPs) and
+# tests/verbs/odp (on-demand paging).
 #
 #   tests/net/pyverbs.sh       (BUILD=build-san etc. to test another build)
 set -u
@@ -38,6 +39,14 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"; netns_cleanup' EXIT
 netns_reap_stale
 netns_pair 43 1500
+# tests/verbs/odp registers a 2 MiB hugetlb page (IBV_ACCESS_HUGETLB): a small
+# pool for the run, the old size put back at exit (it says SKIP if the
+# kernel cannot find the memory).
+HUGE=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+if [ -w "$HUGE" ] && [ "$(cat "$HUGE")" -lt 2 ]; then
+	netns_at_exit "echo $(cat "$HUGE") >'$HUGE'"
+	echo 2 >"$HUGE" 2>/dev/null
+fi
 ns_bg "$NS_A" bash -c "exec '$XRXED' -m skb '$IF_A' >'$TMP/xrxed.log' 2>&1"
 for _ in $(seq 100); do
 	[ -S "/run/xrxe/$IF_A.sock" ] && break
@@ -89,4 +98,9 @@ verbs_prog dm_domain
 # XRC: domains by file, ibv_open_qp, a second process's SRQ served by our
 # initiator (docs/xrc.md).
 verbs_prog xrc_domains
+
+# On-demand paging: traffic into never-touched memory, memory unmapped after
+# registration (error completions, the daemon goes on), the implicit region,
+# ibv_advise_mr.
+verbs_prog odp
 exit 0

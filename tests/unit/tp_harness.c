@@ -185,11 +185,22 @@ static void h_async(void *user, enum ibv_event_type type, void *obj)
 	s->last_async_obj = obj;
 }
 
+/* On-demand paging: the region's memory answers for itself (the test's
+ * simulated address space, struct xrxe_tph_odp). */
+static int h_odp_rw(void *user, void *mem, uint64_t addr, void *buf, uint32_t n, bool write)
+{
+	struct xrxe_tph_odp *o = mem;
+
+	(void)user;
+	return o->rw(o, addr, buf, n, write);
+}
+
 static const struct xrxe_tp_ops h_ops = {
 	.tx_reserve = h_tx_reserve,
 	.tx_submit = h_tx_submit,
 	.cq_event = h_cq_event,
 	.async_event = h_async,
+	.odp_rw = h_odp_rw,
 };
 
 /* --- setup --------------------------------------------------------------------- */

@@ -187,6 +187,13 @@ void xrxe_tph_conn_default(struct xrxe_tph_conn *c);
 /* RESET -> INIT -> RTR -> RTS on both QPs (a on side 0, b on side 1); 0 or -errno */
 int xrxe_tph_connect(struct xrxe_tph_qp *a, struct xrxe_tph_qp *b, const struct xrxe_tph_conn *c);
 
+/* The memory of an on-demand-paging region (xrxe_tp_mr_reg_odp's mem): the
+ * harness's ops->odp_rw calls rw, which answers as the daemon's
+ * /proc/PID/mem would (0, or -EFAULT for an address with no page). */
+struct xrxe_tph_odp {
+	int (*rw)(struct xrxe_tph_odp *o, uint64_t addr, void *buf, uint32_t n, bool write);
+};
+
 /* Register buf[0..len) at iova (0: use the buffer address). */
 uint32_t xrxe_tph_mr(struct xrxe_tph_side *s, void *buf, uint64_t len, uint32_t access,
 		     uint64_t iova);
