@@ -351,8 +351,7 @@ void xrxe_tp_qp_destroy(struct xrxe_tp *tp, struct xrxe_tp_qp *qp)
 		return;
 	xrxe_tpi_mw_qp_gone(qp);
 	tp->qpt[qp->qpn - XRXE_TP_QPN_BASE] = NULL;
-	if (tp->poll_first == qp)
-		tp->poll_first = qp->next;
+	xrxe_tpi_sched_forget(qp); /* off the run queue and the timer heap */
 	if (qp->prev)
 		qp->prev->next = qp->next;
 	else
@@ -600,6 +599,10 @@ int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ib
 		break;
 	}
 	qp->attr.qp_state = qp->state;
+	/* a new state may start posted WQEs or flush them; timers moved
+	 * (sched.c) */
+	xrxe_tpi_sched_kick(qp);
+	xrxe_tpi_sched_rearm(qp);
 	return 0;
 }
 
@@ -666,6 +669,7 @@ void xrxe_tpi_qp_error(struct xrxe_tp_qp *qp)
 	 * own WQEs stay for the other QPs). */
 	if (qp->srq)
 		xrxe_tpi_qp_async(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
+	xrxe_tpi_sched_kick(qp); /* later posts are flushed on its turns */
 }
 
 void xrxe_tpi_qp_cq_overrun(struct xrxe_tp_qp *qp)

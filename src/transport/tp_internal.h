@@ -377,6 +377,15 @@ struct xrxe_tp_qp {
 	uint8_t sr_mode;
 	bool sr;
 	struct tp_sr *srs;
+
+	/* Scheduling (sched.c): the QP is on tp's run queue while it has work
+	 * (doorbell, received packet, expired timer, pacer release), and in
+	 * tp's timer heap while one of its deadlines is armed. */
+	struct xrxe_tp_qp *run_next, *run_prev;
+	bool on_runq;
+	uint32_t theap_pos; /* 1-based slot in tp->theap, 0: not in it */
+	uint64_t theap_key; /* the deadline it is filed under */
+	struct xrxe_tp_qp *refile_next; /* tp.c: sent, then held by the pacer */
 };
 
 /* ---------------------------------------------------------------------------
@@ -404,7 +413,13 @@ struct xrxe_tp {
 	struct xrxe_tp_qp **qpt; /* by QPN - XRXE_TP_QPN_BASE */
 	uint32_t qp_next;        /* allocation cursor (QPNs rotate) */
 	struct xrxe_tp_qp *qps;  /* all QPs */
-	struct xrxe_tp_qp *poll_first; /* where xrxe_tp_poll's next pass starts */
+	/* sched.c: the run queue (FIFO: a QP that still has work after its
+	 * turn goes to the back) and the timer heap (min-heap by deadline,
+	 * 1-based, max_qp + 1 slots). Neither holds an idle QP. */
+	struct xrxe_tp_qp *run_head, *run_tail;
+	uint32_t run_len;
+	struct xrxe_tp_qp **theap;
+	uint32_t theap_n;
 
 	struct tp_mr *mrs; /* index 1..max_mr */
 	uint32_t mr_next;
@@ -570,6 +585,20 @@ uint64_t xrxe_tpi_rnr_timeout_ns(uint8_t code);
 void xrxe_tpi_timer_arm_rexmit(struct xrxe_tp_qp *qp);
 void xrxe_tpi_timer_stop_rexmit(struct xrxe_tp_qp *qp);
 uint64_t xrxe_tpi_qp_deadline(const struct xrxe_tp_qp *qp);
+
+/* sched.c: the run queue and the timer heap. kick: the QP has work (idempotent);
+ * rearm: file the QP under its earliest deadline (or take it out of the heap)
+ * after anything that may have moved one; forget: destroy; expire: QPs whose
+ * deadline or pacer release has come go to the run queue; pop: the next QP
+ * to poll (taken off the queue). */
+void xrxe_tpi_sched_kick(struct xrxe_tp_qp *qp);
+void xrxe_tpi_sched_rearm(struct xrxe_tp_qp *qp);
+void xrxe_tpi_sched_forget(struct xrxe_tp_qp *qp);
+void xrxe_tpi_sched_expire(struct xrxe_tp *tp, uint64_t now);
+struct xrxe_tp_qp *xrxe_tpi_sched_pop(struct xrxe_tp *tp);
+uint64_t xrxe_tpi_sched_next(const struct xrxe_tp *tp);
+/* The earliest armed deadline of the QP (timer.c, cc.c), by state. */
+uint64_t xrxe_tpi_qp_next_deadline(const struct xrxe_tp_qp *qp);
 
 /* rto.c: loss probes and the send window. rto_sent after every RC packet
  * sent (npsn: PSNs it takes; resent: sent before); rto_progress when comp.psn

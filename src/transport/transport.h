@@ -279,10 +279,17 @@ int xrxe_tp_gsi_send(struct xrxe_tp *tp, const struct xrxe_av *av, const void *m
 /* A received packet that parsed and passed the ICRC check (src/wire). */
 void xrxe_tp_rx(struct xrxe_tp *tp, const struct xrxe_pkt *pkt, uint64_t now_ns);
 
+/* The application published new send WQEs on qp's send queue (the SQ
+ * doorbell, abi.h): the core looks at that ring on its next poll. The core
+ * never scans send queues on its own: a post without a doorbell waits for
+ * the QP's next event (packet, timer, modify). Cheap and idempotent. */
+void xrxe_tp_qp_doorbell(struct xrxe_tp *tp, struct xrxe_tp_qp *qp);
+
 /* Make progress: new WQEs on send queues, responses owed, retransmissions
  * and expired timers. Returns true if it did anything or if tx_reserve
  * refused a buffer (work is pending: the caller keeps spinning, or waits for
- * TX completions and polls again), false if idle. */
+ * TX completions and polls again), false if idle. Visits only QPs with work
+ * (src/transport/sched.c): its cost does not grow with idle QPs. */
 bool xrxe_tp_poll(struct xrxe_tp *tp, uint64_t now_ns);
 
 /* Absolute time of the next timer (retransmit, RNR wait, ...), or UINT64_MAX. */

@@ -33,6 +33,7 @@
 #undef ibv_get_device_list
 
 #include "xrxe/abi.h"
+#include "xrxe/ring.h"
 
 #define XRXE_API __attribute__((visibility("default")))
 /* A non-default version of an exported name: the C symbol stays local (the
@@ -81,6 +82,11 @@ struct xrxe_context {
 	const struct xrxe_dev_page *page;
 	size_t page_len;
 	int doorbell_fd;
+	/* the SQ doorbell ring (xrxe/ring.h): threads share it */
+	struct xrxe_ring *db_ring;
+	size_t db_ring_len;
+	uint32_t db_prod;
+	pthread_spinlock_t db_lock;
 	pthread_mutex_t obj_lock;
 	struct xrxe_obj *objs;
 	bool fatal_reported; /* the daemon went away: one IBV_EVENT_DEVICE_FATAL */
@@ -102,11 +108,14 @@ void *xrxe_obj_find(struct xrxe_context *ctx, uint32_t type, uint32_t handle);
  * eventfd and hands the daemon async_wr (write end of the async pipe, or -1
  * for a probe that creates a throwaway pipe). 0 or -errno. */
 int xrxe_hello(struct xrxe_conn *c, int async_wr, const struct xrxe_dev_page **page,
-	       size_t *page_len, int *doorbell);
+	       size_t *page_len, int *doorbell, struct xrxe_ring **db_ring, size_t *db_ring_len);
 
 /* The SQ doorbell (abi.h xrxe_dev_page.daemon_sleeping): after publishing a
  * producer index. */
 void xrxe_ring_doorbell(struct xrxe_context *ctx);
+/* New WQEs on sq of the QP named handle: tell the daemon which QP
+ * (xrxe/ring.h), then xrxe_ring_doorbell. */
+void xrxe_ring_doorbell_qp(struct xrxe_context *ctx, struct xrxe_ring *sq, uint32_t handle);
 
 /* Simple handle request (DEALLOC_PD, DEREG_MR, DESTROY_*): 0 or -errno;
  * 0 as well when the daemon is gone (its side of the object is gone too). */
