@@ -281,8 +281,17 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 	qp->resp.rsge = calloc(max_rsge ? max_rsge : 1, sizeof(struct xrxe_sge));
 	if (!qp->resp.rsge)
 		goto err_free;
+	/* one responder resource until max_dest_rd_atomic says more (modify) */
+	qp->resp.res = calloc(1, sizeof(*qp->resp.res));
+	qp->resp.q = calloc(xrxe_tpi_rspq_slots(1), sizeof(*qp->resp.q));
+	if (!qp->resp.res || !qp->resp.q)
+		goto err_free;
+	qp->resp.res_cap = 1;
+	qp->resp.qslots = xrxe_tpi_rspq_slots(1);
 	err = xrxe_tpi_pd_get(tp, init->pdn);
 	if (err) {
+		free(qp->resp.res);
+		free(qp->resp.q);
 		free(qp->resp.rsge);
 		free(qp->swqe_data);
 		free(qp->swqe);
@@ -338,6 +347,8 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 	return 0;
 
 err_free:
+	free(qp->resp.res);
+	free(qp->resp.q);
 	free(qp->resp.rsge);
 	free(qp->swqe_data);
 	free(qp->swqe);
@@ -367,6 +378,8 @@ void xrxe_tp_qp_destroy(struct xrxe_tp *tp, struct xrxe_tp_qp *qp)
 	tp->stats.qps--;
 	xrxe_tpi_cc_qp_fini(qp); /* CC hook: off the pacer's wheel (cc.c) */
 	xrxe_tpi_sr_free(qp);
+	free(qp->resp.res);
+	free(qp->resp.q);
 	free(qp->resp.rsge);
 	free(qp->swqe_data);
 	free(qp->swqe);
@@ -455,6 +468,37 @@ static int qp_check_values(const struct xrxe_tp_qp *qp, const struct ibv_qp_attr
 	return 0;
 }
 
+/* Room for nres responder resources (their response queue included). The
+ * arrays only grow: queued responses name resources by index, and the
+ * queue's entries keep their free-running positions in the larger ring. */
+static int resp_grow(struct xrxe_tp_qp *qp, uint32_t nres)
+{
+	struct tp_resp *r = &qp->resp;
+	uint32_t slots = xrxe_tpi_rspq_slots(nres);
+	struct tp_rspq_ent *q;
+	struct tp_res *res;
+
+	if (nres <= r->res_cap)
+		return 0;
+	res = calloc(nres, sizeof(*res));
+	q = calloc(slots, sizeof(*q));
+	if (!res || !q) {
+		free(res);
+		free(q);
+		return -ENOMEM;
+	}
+	memcpy(res, r->res, sizeof(*res) * r->res_cap);
+	for (uint32_t i = r->qhead; i != r->qtail; i++)
+		q[i & (slots - 1)] = r->q[i & (r->qslots - 1)];
+	free(r->res);
+	free(r->q);
+	r->res = res;
+	r->res_cap = nres;
+	r->q = q;
+	r->qslots = slots;
+	return 0;
+}
+
 int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ibv_qp_attr *attr,
 		      int attr_mask, const struct xrxe_av *av)
 {
@@ -485,6 +529,14 @@ int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ib
 	err = qp_check_values(qp, attr, (int)mask, av);
 	if (err)
 		return err;
+	/* more responder resources than allocated: grow them and the response
+	 * queue now, the step that can fail, before anything changes */
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) {
+		err = resp_grow(qp, roundup_pow2(attr->max_dest_rd_atomic ? attr->max_dest_rd_atomic
+									  : 1));
+		if (err)
+			return err;
+	}
 	/* Selective repeat is decided when the QP starts to receive: as the
 	 * CM negotiated it (xrxe_tp_qp_set_sr), else the device setting for
 	 * QPs connected without the CM (docs/selective-repeat.md). Its state
@@ -539,7 +591,7 @@ int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ib
 		 * power of 2 (docs/facts/rxe.md §2.6) */
 		qp->resp.nres = roundup_pow2(attr->max_dest_rd_atomic ? attr->max_dest_rd_atomic
 								      : 1);
-		memset(qp->resp.res, 0, sizeof(qp->resp.res));
+		memset(qp->resp.res, 0, sizeof(*qp->resp.res) * qp->resp.res_cap);
 		qp->resp.res_next = 0;
 	}
 	if (mask & IBV_QP_MIN_RNR_TIMER)

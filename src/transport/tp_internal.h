@@ -50,8 +50,14 @@
 
 /* Responder response queue: ACKs, NAKs, read and atomic responses owed, in
  * PSN order. Holds one entry per responder resource plus the ACKs between
- * them (consecutive ACKs coalesce into one entry). */
-#define XRXE_TP_RSPQ_SLOTS 512u
+ * them (consecutive ACKs coalesce into one entry), and READ parts sent again:
+ * four entries per resource (512 for XRXE_MAX_RD_ATOMIC), at least
+ * XRXE_TP_RSPQ_MIN. */
+#define XRXE_TP_RSPQ_MIN 16u
+static inline uint32_t xrxe_tpi_rspq_slots(uint32_t nres)
+{
+	return 4 * nres < XRXE_TP_RSPQ_MIN ? XRXE_TP_RSPQ_MIN : 4 * nres;
+}
 
 #define XRXE_TP_NO_DEADLINE UINT64_MAX
 
@@ -287,10 +293,15 @@ struct tp_resp {
 	uint32_t w_rkey;
 	uint64_t w_va;
 	uint32_t w_left, w_len;
-	/* responder resources: nres (power of 2) of XRXE_MAX_RD_ATOMIC */
-	struct tp_res res[XRXE_MAX_RD_ATOMIC];
+	/* responder resources: nres (power of 2, max_dest_rd_atomic rounded
+	 * up, at most XRXE_MAX_RD_ATOMIC), and the response queue of qslots
+	 * (xrxe_tpi_rspq_slots(nres)) entries: sized by what the QP was
+	 * given, not the largest case (qp.c), which keeps an idle QP small */
+	struct tp_res *res;
 	uint32_t nres, res_next;
-	struct tp_rspq_ent q[XRXE_TP_RSPQ_SLOTS];
+	uint32_t res_cap; /* entries allocated (only grows: queued entries name them) */
+	struct tp_rspq_ent *q;
+	uint32_t qslots;
 	uint32_t qhead, qtail; /* free-running */
 };
 
