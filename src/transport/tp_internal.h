@@ -130,7 +130,7 @@ struct tp_ah {
 
 struct xrxe_tp_cq {
 	struct xrxe_tp *tp;
-	struct xrxe_tp_cq *next; /* tp->cqs list */
+	struct xrxe_tp_cq *next, *prev; /* tp->cqs list */
 	struct xrxe_ring *ring;
 	uint32_t mask;  /* private copy of index_mask */
 	uint32_t log2;  /* private copy of log2_elem_size */
@@ -397,6 +397,7 @@ struct xrxe_tp_qp {
 	uint32_t theap_pos; /* 1-based slot in tp->theap, 0: not in it */
 	uint64_t theap_key; /* the deadline it is filed under */
 	struct xrxe_tp_qp *refile_next; /* tp.c: sent, then held by the pacer */
+	uint32_t mw2_bound; /* type 2 windows bound through it (mw.c) */
 };
 
 /* ---------------------------------------------------------------------------
