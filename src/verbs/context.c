@@ -62,18 +62,37 @@ void xrxe_obj_add(struct xrxe_context *ctx, struct xrxe_obj *o, uint32_t type, u
 	o->type = type;
 	o->handle = handle;
 	o->ptr = ptr;
+	o->hnext = NULL;
 	pthread_mutex_lock(&ctx->obj_lock);
+	o->prev = NULL;
 	o->next = ctx->objs;
+	if (ctx->objs)
+		ctx->objs->prev = o;
 	ctx->objs = o;
+	/* events name objects by handle: a lookup must not walk thousands
+	 * of QPs (the table exists from open_device on) */
+	{
+		struct xrxe_obj **b = &ctx->obj_tab[handle % XRXE_OBJ_TAB];
+
+		o->hnext = *b;
+		*b = o;
+	}
 	pthread_mutex_unlock(&ctx->obj_lock);
 }
 
 void xrxe_obj_del(struct xrxe_context *ctx, struct xrxe_obj *o)
 {
 	pthread_mutex_lock(&ctx->obj_lock);
-	for (struct xrxe_obj **p = &ctx->objs; *p; p = &(*p)->next) {
+	if (o->prev)
+		o->prev->next = o->next;
+	else if (ctx->objs == o)
+		ctx->objs = o->next;
+	if (o->next)
+		o->next->prev = o->prev;
+	o->next = o->prev = NULL;
+	for (struct xrxe_obj **p = &ctx->obj_tab[o->handle % XRXE_OBJ_TAB]; *p; p = &(*p)->hnext) {
 		if (*p == o) {
-			*p = o->next;
+			*p = o->hnext;
 			break;
 		}
 	}
@@ -85,12 +104,11 @@ void *xrxe_obj_find(struct xrxe_context *ctx, uint32_t type, uint32_t handle)
 	void *ptr = NULL;
 
 	pthread_mutex_lock(&ctx->obj_lock);
-	for (struct xrxe_obj *o = ctx->objs; o; o = o->next) {
+	for (struct xrxe_obj *o = ctx->obj_tab[handle % XRXE_OBJ_TAB]; o; o = o->hnext)
 		if (o->type == type && o->handle == handle) {
 			ptr = o->ptr;
 			break;
 		}
-	}
 	pthread_mutex_unlock(&ctx->obj_lock);
 	return ptr;
 }
@@ -270,6 +288,11 @@ static struct ibv_context *open_device(struct ibv_device *device)
 		return xrxe_null_errno(ENOMEM);
 	ctx->dev = dev;
 	ctx->doorbell_fd = -1;
+	ctx->obj_tab = calloc(XRXE_OBJ_TAB, sizeof(*ctx->obj_tab));
+	if (!ctx->obj_tab) {
+		free(ctx);
+		return xrxe_null_errno(ENOMEM);
+	}
 	pthread_mutex_init(&ctx->obj_lock, NULL);
 	pthread_spin_init(&ctx->db_lock, PTHREAD_PROCESS_PRIVATE);
 	ret = xrxe_conn_open(&ctx->conn, dev->sock_path);
@@ -329,6 +352,7 @@ fail_conn:
 fail_free:
 	pthread_mutex_destroy(&ctx->obj_lock);
 	pthread_spin_destroy(&ctx->db_lock);
+	free(ctx->obj_tab);
 	free(ctx);
 	/* rdma-core reports a vanished device as ENODEV */
 	errno = (ret == -ECONNREFUSED || ret == -ENOENT) ? ENODEV : -ret;
@@ -354,6 +378,8 @@ int ibv_close_device(struct ibv_context *context)
 	close(context->async_fd);
 	pthread_mutex_destroy(&context->mutex);
 	pthread_mutex_destroy(&ctx->obj_lock);
+	pthread_spin_destroy(&ctx->db_lock);
+	free(ctx->obj_tab);
 	free(ctx);
 	return 0;
 }

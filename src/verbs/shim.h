@@ -71,10 +71,15 @@ enum xrxe_obj_type { XRXE_OBJ_CQ = 1, XRXE_OBJ_QP, XRXE_OBJ_SRQ };
 
 /* Handle -> object, for completion and async events. */
 struct xrxe_obj {
-	struct xrxe_obj *next;
+	struct xrxe_obj *next, *prev; /* ctx->objs (O(1) removal: 65 536 QPs) */
+	struct xrxe_obj *hnext;       /* ctx->obj_tab bucket */
 	uint32_t type, handle;
 	void *ptr;
 };
+
+/* Buckets of ctx->obj_tab: by the handle's slot index (daemon handles are
+ * gen << 16 | index, index unique within the connection). */
+#define XRXE_OBJ_TAB 65536u
 
 struct xrxe_context {
 	struct xrxe_device *dev;
@@ -89,6 +94,7 @@ struct xrxe_context {
 	pthread_spinlock_t db_lock;
 	pthread_mutex_t obj_lock;
 	struct xrxe_obj *objs;
+	struct xrxe_obj **obj_tab; /* XRXE_OBJ_TAB buckets, allocated on first use */
 	bool fatal_reported; /* the daemon went away: one IBV_EVENT_DEVICE_FATAL */
 	_Atomic uint64_t dm_bytes; /* device memory held (dm.c) */
 	struct verbs_context vctx; /* &vctx.context is what the application sees */
