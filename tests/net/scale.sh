@@ -93,6 +93,9 @@ else
 	tap_fail "after the applications exited both daemons hold what they held before (A $base_a -> $a, B $base_b -> $b)"
 fi
 
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+rss0_a=$(rss_kib "$PID_A")
+
 # An application pair with NKILL connected QPs each, killed while holding them.
 # `ip netns exec` and `xrxe run` both exec, so $! is rc_scale itself.
 ip netns exec "$NS_B" "$XRXE" run -- "$PROG" -d "$DEV_B" -p 19202 -n "$NKILL" -k 16 -H \
@@ -112,6 +115,11 @@ for _ in $(seq 3000); do
 done
 busy_a=$(objects "$NS_A" "$IF_A")
 busy_b=$(objects "$NS_B" "$IF_B")
+rss1_a=$(rss_kib "$PID_A")
+# a report, not an assertion: the daemon's resident memory per 1000 connected
+# QPs (its own state, and the ring pages it touched)
+echo "# daemon A RSS $rss0_a -> $rss1_a KiB with $NKILL connected QPs: $(((rss1_a - rss0_a) * 1000 / NKILL)) KiB per 1000 QPs"
+
 kill -9 "$HA" "$HB" 2>/dev/null
 wait "$HA" 2>/dev/null
 wait "$HB" 2>/dev/null
