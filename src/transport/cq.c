@@ -85,8 +85,13 @@ static void cq_catch_up(struct xrxe_tp *tp, const struct xrxe_tp_cq *cq)
 	for (qp = tp->qps; qp; qp = qp->next) {
 		if (qp->send_cq == cq)
 			xrxe_tpi_req_run(qp, qp->sq_mask + 1);
-		if (qp->send_cq == cq || qp->recv_cq == cq)
+		if (qp->send_cq == cq || qp->recv_cq == cq) {
 			xrxe_tpi_qp_flush(qp);
+			/* served outside a poll: timers may be armed now, and
+			 * what is left goes on in the next poll (sched.c) */
+			xrxe_tpi_sched_kick(qp);
+			xrxe_tpi_sched_rearm(qp);
+		}
 	}
 }
 

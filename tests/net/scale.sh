@@ -110,7 +110,9 @@ for _ in $(seq 3000); do
 		held=1
 		break
 	}
-	kill -0 "$HA" 2>/dev/null && kill -0 "$HB" 2>/dev/null || break
+	if ! kill -0 "$HA" 2>/dev/null || ! kill -0 "$HB" 2>/dev/null; then
+		break
+	fi
 	sleep 0.1
 done
 busy_a=$(objects "$NS_A" "$IF_A")
