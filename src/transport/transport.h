@@ -295,10 +295,12 @@ bool xrxe_tp_poll(struct xrxe_tp *tp, uint64_t now_ns);
 /* Absolute time of the next timer (retransmit, RNR wait, ...), or UINT64_MAX. */
 uint64_t xrxe_tp_next_deadline(const struct xrxe_tp *tp);
 
-/* True if some send queue has posted WQEs the core has not started yet, on a
- * QP the pacer does not hold (for the daemon's sleep protocol: re-checked
- * after publishing daemon_sleeping). A paced QP's backlog does not count:
- * its release time is a transport deadline that ends the sleep. */
+/* True if some send queue the core knows of (its doorbell rang) has posted
+ * WQEs not started yet, on a QP the pacer does not hold (for the daemon's
+ * sleep protocol: re-checked after publishing daemon_sleeping; doorbells not
+ * yet handed over are the caller's to check). A paced QP's backlog does not
+ * count: its release time is a transport deadline that ends the sleep.
+ * Costs the queued QPs only. */
 bool xrxe_tp_sq_pending(const struct xrxe_tp *tp);
 
 /* --- Introspection (xrxe qp / xrxe stats) ------------------------------------ */
