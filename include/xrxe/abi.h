@@ -28,7 +28,7 @@
 
 #include <infiniband/verbs.h>
 
-#define XRXE_ABI_VERSION 3
+#define XRXE_ABI_VERSION 3 /* 3: the SQ doorbell ring (xrxe/ring.h), XRC, ODP */
 
 /* Control socket: XRXE_RUN_DIR/IFACE.sock, SOCK_SEQPACKET, one per daemon.
  * The shim lists one device per socket that accepts a connection (a stale
@@ -366,8 +366,10 @@ struct xrxe_ctrl_hdr {
  *     records). The daemon sets O_NONBLOCK on it (the shim only reads the
  *     other end) and drops events when the pipe is full.
  * Reply fds: [0] the device page (sealed: it can only be mapped PROT_READ),
- * [1] the doorbell eventfd. The doorbell is per connection: an application
- * that reads it (swallowing wake-ups) only delays its own work. */
+ * [1] the doorbell eventfd, [2] the doorbell ring memfd (map RW; xrxe/ring.h:
+ * which QPs have new send WQEs). The doorbell is per connection: an
+ * application that reads the eventfd (swallowing wake-ups) or scribbles on its
+ * ring only delays its own work. */
 struct xrxe_ctrl_hello {
 	struct xrxe_ctrl_hdr hdr;
 	uint32_t abi_version;

@@ -88,6 +88,7 @@ static void conn_close(struct conn *c, const char *why)
 		  destroyed[OBJ_CM_CHANNEL],
 		  leaked ? "; SOME LEAKED" : "");
 
+	xrxe_ctrli_conn_ring_free(c, &c->dbring);
 	epoll_ctl(ctrl->cfg.epfd, EPOLL_CTL_DEL, c->ev.fd, NULL);
 	close(c->ev.fd);
 	if (c->db.fd >= 0) {
@@ -356,6 +357,7 @@ static void accept_event(struct xrxe_evsrc *src, uint32_t events)
 		c->ev.fd = fd;
 		c->ev.fn = conn_event;
 		c->db.fd = -1;
+		c->dbring.fd = -1;
 		c->memfd = c->async_fd = -1;
 		c->id = ++ctrl->next_id;
 		c->pid = cred.pid;

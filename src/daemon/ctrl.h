@@ -58,6 +58,12 @@ void xrxe_ctrl_close(struct xrxe_ctrl *ctrl);
 /* Parked requests (neighbour resolution): when to call xrxe_ctrl_tick next
  * (UINT64_MAX: nothing parked), and the retry itself. */
 uint64_t xrxe_ctrl_next_deadline(const struct xrxe_ctrl *ctrl);
+/* SQ doorbells (xrxe/ring.h, ctrl_doorbell.c): hand every QP named in the
+ * connections' doorbell rings to the transport (xrxe_tp_qp_doorbell).
+ * Returns the QPs handed over. pending: true while some ring holds one (for
+ * the sleep protocol, checked after publishing daemon_sleeping). */
+unsigned xrxe_ctrl_doorbells(struct xrxe_ctrl *ctrl);
+bool xrxe_ctrl_doorbells_pending(const struct xrxe_ctrl *ctrl);
 void xrxe_ctrl_tick(struct xrxe_ctrl *ctrl, uint64_t now_ns);
 
 /* Transport callbacks (struct xrxe_tp_ops): cq_user / obj_user are the user
@@ -94,6 +100,9 @@ struct xrxe_ctrl_stats {
 	uint64_t accept_paused;  /* accept() hit EMFILE/ENFILE: listening paused */
 	uint64_t requests, failed_requests, bad_requests; /* bad: malformed or bad handle */
 	uint64_t cq_events, cq_event_drops, async_events, async_drops;
+	/* SQ doorbells taken (ctrl_doorbell.c); of them naming no QP of the
+	 * connection (destroyed meanwhile, or made up); ring overflows */
+	uint64_t doorbells, doorbell_bad, doorbell_overflows;
 	uint32_t conns;
 	uint32_t pds, mrs, cqs, qps, ahs, channels, srqs; /* live objects, all connections */
 };

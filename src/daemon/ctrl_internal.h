@@ -109,6 +109,8 @@ union msgbuf {
 struct conn {
 	struct xrxe_evsrc ev; /* the connection's socket */
 	struct xrxe_evsrc db; /* its doorbell eventfd (fd -1 before HELLO) */
+	struct xrxe_shm dbring; /* its SQ doorbell ring (xrxe/ring.h; base NULL before HELLO) */
+	uint32_t db_cons;       /* private consumer of dbring */
 	struct xrxe_ctrl *ctrl;
 	struct conn *next, *prev;
 	unsigned id;

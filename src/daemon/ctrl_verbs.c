@@ -25,6 +25,7 @@
 #include "daemon/evsrc.h"
 #include "daemon/shm.h"
 #include "util/log.h"
+#include "xrxe/ring.h"
 
 /* --- request handlers ----------------------------------------------------
  * Each gets the validated request (exact length, exact fd count) and the
@@ -115,6 +116,17 @@ int xrxe_ctrli_op_hello(struct conn *c, const void *req, int *fds, struct reply 
 		xrxe_ctrli_release(c, XRXE_Q_FDS, 3);
 		return err;
 	}
+	/* the SQ doorbell ring (xrxe/ring.h), within the connection's ring budget */
+	err = xrxe_ctrli_conn_ring(c, "db", XRXE_DOORBELL_SLOTS, sizeof(struct xrxe_doorbell),
+				   &c->dbring);
+	if (err) {
+		epoll_ctl(ctrl->cfg.epfd, EPOLL_CTL_DEL, db, NULL);
+		close(db);
+		c->db.fd = -1;
+		xrxe_ctrli_release(c, XRXE_Q_FDS, 3);
+		return err;
+	}
+	c->db_cons = 0;
 	c->memfd = fds[0];
 	c->async_fd = fds[1];
 	fds[0] = fds[1] = -1;
@@ -127,6 +139,8 @@ int xrxe_ctrli_op_hello(struct conn *c, const void *req, int *fds, struct reply 
 	xrxe_ctrli_reply_len(r, sizeof(*rep));
 	xrxe_ctrli_reply_fd(r, xrxe_devpage_fd(ctrl->cfg.dp), false);
 	xrxe_ctrli_reply_fd(r, db, false);
+	xrxe_ctrli_reply_fd(r, c->dbring.fd, true);
+	c->dbring.fd = -1; /* closed once sent; the mapping stays */
 	return 0;
 }
 

@@ -63,9 +63,9 @@
 #define TX_REAP_NS (100 * NS_PER_US)
 
 /* Device limits given to the core and advertised in the device page. */
-#define DEV_MAX_QP 4096
+#define DEV_MAX_QP 65536 /* as kernel rxe (issue 16); idle QPs cost no poll time (sched.c) */
 #define DEV_MAX_MR 65536
-#define DEV_MAX_CQ 16384
+#define DEV_MAX_CQ 65536
 #define DEV_MAX_SRQ 4096
 /* Multicast groups: the core's table, but no more than one IPv4 socket may
  * join (net.ipv4.igmp_max_memberships, 20 by default): netlink.c holds every

@@ -173,7 +173,7 @@ static int sleep_once(struct daemon *d)
 
 	__atomic_store_n(&page->daemon_sleeping, 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (d->loop.tail != d->loop.head || d->tx_nbatch) {
+	if (d->loop.tail != d->loop.head || d->tx_nbatch || xrxe_ctrl_doorbells_pending(d->ctrl)) {
 		__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
 		d->ctr.wakeups_doorbell_race++;
 		return WORK_FOUND;
@@ -225,6 +225,8 @@ int xrxe_daemon_run_loop(struct daemon *d)
 		for (unsigned q = 0; q < d->nxsk; q++)
 			work |= xrxe_daemon_poll_queue(d, d->xsk[q]) > 0;
 		work |= xrxe_daemon_loop_drain(d) > 0;
+		/* new posts: the QPs named in the doorbell rings (ctrl_doorbell.c) */
+		work |= xrxe_ctrl_doorbells(d->ctrl) > 0;
 		work |= xrxe_tp_poll(d->tp, d->now);
 		xrxe_daemon_tx_flush_batch(d);
 		if (tx_pending(d))

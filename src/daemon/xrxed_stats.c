@@ -112,7 +112,8 @@ _Static_assert(0 TP_STATS(COUNTER_SIZE, struct xrxe_tp_stats) == sizeof(struct x
 	X(T, conns) X(T, accepted) X(T, closed) X(T, refused) X(T, hello_timeouts)             \
 	X(T, accept_paused) X(T, requests) X(T, failed_requests) X(T, bad_requests)            \
 	X(T, cq_events) X(T, cq_event_drops) X(T, async_events) X(T, async_drops) X(T, pds)    \
-	X(T, mrs) X(T, cqs) X(T, qps) X(T, ahs) X(T, channels) X(T, srqs)
+	X(T, mrs) X(T, cqs) X(T, qps) X(T, ahs) X(T, channels) X(T, srqs)                    \
+	X(T, doorbells) X(T, doorbell_bad) X(T, doorbell_overflows)
 static const struct counter ctrl_counters[] = { CTRL_STATS(COUNTER, struct xrxe_ctrl_stats) };
 _Static_assert(0 CTRL_STATS(COUNTER_SIZE, struct xrxe_ctrl_stats) ==
 		       sizeof(struct xrxe_ctrl_stats),

@@ -291,6 +291,9 @@ int xrxe_tp_cc_set(struct xrxe_tp *tp, const struct xrxe_tp_cc_params *p)
 			xrxe_dcqcn_rescale(&qp->cc.rp, tp->cc_max_bps);
 		}
 		rate_changed(qp, old);
+		/* its DCQCN timers and pacing moved: filed again (sched.c) */
+		xrxe_tpi_sched_kick(qp);
+		xrxe_tpi_sched_rearm(qp);
 	}
 	return 0;
 }

@@ -41,6 +41,9 @@ int xrxe_tp_cq_create(struct xrxe_tp *tp, struct xrxe_ring *ring, uint32_t nslot
 		   cq->mask;
 	cq->user = user;
 	cq->next = tp->cqs;
+	cq->prev = NULL;
+	if (tp->cqs)
+		tp->cqs->prev = cq;
 	tp->cqs = cq;
 	tp->stats.cqs++;
 	*out = cq;
@@ -49,19 +52,19 @@ int xrxe_tp_cq_create(struct xrxe_tp *tp, struct xrxe_ring *ring, uint32_t nslot
 
 int xrxe_tp_cq_destroy(struct xrxe_tp *tp, struct xrxe_tp_cq *cq)
 {
-	struct xrxe_tp_cq **pp;
-
 	if (cq->refs)
 		return -EBUSY;
-	for (pp = &tp->cqs; *pp; pp = &(*pp)->next) {
-		if (*pp == cq) {
-			*pp = cq->next;
-			tp->stats.cqs--;
-			free(cq);
-			return 0;
-		}
-	}
-	return -EINVAL;
+	/* unlinked in O(1): tearing down 65 536 CQs must not walk the list
+	 * once per CQ */
+	if (cq->prev)
+		cq->prev->next = cq->next;
+	else
+		tp->cqs = cq->next;
+	if (cq->next)
+		cq->next->prev = cq->prev;
+	tp->stats.cqs--;
+	free(cq);
+	return 0;
 }
 
 /*
@@ -82,8 +85,13 @@ static void cq_catch_up(struct xrxe_tp *tp, const struct xrxe_tp_cq *cq)
 	for (qp = tp->qps; qp; qp = qp->next) {
 		if (qp->send_cq == cq)
 			xrxe_tpi_req_run(qp, qp->sq_mask + 1);
-		if (qp->send_cq == cq || qp->recv_cq == cq)
+		if (qp->send_cq == cq || qp->recv_cq == cq) {
 			xrxe_tpi_qp_flush(qp);
+			/* served outside a poll: timers may be armed now, and
+			 * what is left goes on in the next poll (sched.c) */
+			xrxe_tpi_sched_kick(qp);
+			xrxe_tpi_sched_rearm(qp);
+		}
 	}
 }
 

@@ -62,6 +62,12 @@ static void mw_unbind(struct xrxe_tp *tp, struct tp_mw *mw)
 {
 	if (mw->mr_idx && tp->mrs[mw->mr_idx].nmw)
 		tp->mrs[mw->mr_idx].nmw--;
+	if (mw->type == IBV_MW_TYPE_2 && mw->bound && mw->qpn) {
+		struct xrxe_tp_qp *qp = xrxe_tpi_qp_lookup(tp, mw->qpn);
+
+		if (qp && qp->mw2_bound)
+			qp->mw2_bound--;
+	}
 	mw->mr_idx = 0;
 	mw->bound = false;
 	mw->qpn = 0;
@@ -128,6 +134,10 @@ void xrxe_tpi_mw_qp_gone(struct xrxe_tp_qp *qp)
 	struct xrxe_tp *tp = qp->tp;
 	uint32_t i;
 
+	/* Most QPs never bound a window: no scan at all (destroying 65 536
+	 * QPs must not cost 65 536 scans of the window table). */
+	if (!qp->mw2_bound)
+		return;
 	/* Only the slots windows ever took: the table has room for max_mr
 	 * windows (3 MiB), mostly never touched, and a scan of all of it on
 	 * every QP destroy faulted it in page by page -- ~640 page faults
@@ -179,8 +189,10 @@ int xrxe_tpi_mw_bind(struct xrxe_tp_qp *qp, const struct xrxe_send_wqe *wr)
 	mw->access = access & REMOTE_RIGHTS;
 	mw->addr = addr;
 	mw->length = len;
-	if (mw->type == IBV_MW_TYPE_2)
+	if (mw->type == IBV_MW_TYPE_2) {
 		mw->qpn = qp->qpn;
+		qp->mw2_bound++;
+	}
 	return 0;
 }
 

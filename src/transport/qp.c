@@ -304,10 +304,19 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 	qp->resp.rsge = calloc(max_rsge ? max_rsge : 1, sizeof(struct xrxe_sge));
 	if (!qp->resp.rsge)
 		goto err_free;
+	/* one responder resource until max_dest_rd_atomic says more (modify) */
+	qp->resp.res = calloc(1, sizeof(*qp->resp.res));
+	qp->resp.q = calloc(xrxe_tpi_rspq_slots(1), sizeof(*qp->resp.q));
+	if (!qp->resp.res || !qp->resp.q)
+		goto err_free;
+	qp->resp.res_cap = 1;
+	qp->resp.qslots = xrxe_tpi_rspq_slots(1);
 	/* an XRC target's PD is that of the SRQ each message names */
 	err = init->qp_type == IBV_QPT_XRC_RECV ? 0 : xrxe_tpi_pd_get(tp, init->pdn);
 	if (err) {
 		free(tgt_sq);
+		free(qp->resp.res);
+		free(qp->resp.q);
 		free(qp->resp.rsge);
 		free(qp->swqe_data);
 		free(qp->swqe);
@@ -370,6 +379,8 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 
 err_free:
 	free(tgt_sq);
+	free(qp->resp.res);
+	free(qp->resp.q);
 	free(qp->resp.rsge);
 	free(qp->swqe_data);
 	free(qp->swqe);
@@ -383,8 +394,7 @@ void xrxe_tp_qp_destroy(struct xrxe_tp *tp, struct xrxe_tp_qp *qp)
 		return;
 	xrxe_tpi_mw_qp_gone(qp);
 	tp->qpt[qp->qpn - XRXE_TP_QPN_BASE] = NULL;
-	if (tp->poll_first == qp)
-		tp->poll_first = qp->next;
+	xrxe_tpi_sched_forget(qp); /* off the run queue and the timer heap */
 	if (qp->prev)
 		qp->prev->next = qp->next;
 	else
@@ -403,6 +413,8 @@ void xrxe_tp_qp_destroy(struct xrxe_tp *tp, struct xrxe_tp_qp *qp)
 	tp->stats.qps--;
 	xrxe_tpi_cc_qp_fini(qp); /* CC hook: off the pacer's wheel (cc.c) */
 	xrxe_tpi_sr_free(qp);
+	free(qp->resp.res);
+	free(qp->resp.q);
 	free(qp->resp.rsge);
 	free(qp->swqe_data);
 	free(qp->swqe);
@@ -494,6 +506,37 @@ static int qp_check_values(const struct xrxe_tp_qp *qp, const struct ibv_qp_attr
 	return 0;
 }
 
+/* Room for nres responder resources (their response queue included). The
+ * arrays only grow: queued responses name resources by index, and the
+ * queue's entries keep their free-running positions in the larger ring. */
+static int resp_grow(struct xrxe_tp_qp *qp, uint32_t nres)
+{
+	struct tp_resp *r = &qp->resp;
+	uint32_t slots = xrxe_tpi_rspq_slots(nres);
+	struct tp_rspq_ent *q;
+	struct tp_res *res;
+
+	if (nres <= r->res_cap)
+		return 0;
+	res = calloc(nres, sizeof(*res));
+	q = calloc(slots, sizeof(*q));
+	if (!res || !q) {
+		free(res);
+		free(q);
+		return -ENOMEM;
+	}
+	memcpy(res, r->res, sizeof(*res) * r->res_cap);
+	for (uint32_t i = r->qhead; i != r->qtail; i++)
+		q[i & (slots - 1)] = r->q[i & (r->qslots - 1)];
+	free(r->res);
+	free(r->q);
+	r->res = res;
+	r->res_cap = nres;
+	r->q = q;
+	r->qslots = slots;
+	return 0;
+}
+
 int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ibv_qp_attr *attr,
 		      int attr_mask, const struct xrxe_av *av)
 {
@@ -530,6 +573,14 @@ int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ib
 	err = qp_check_values(qp, attr, (int)mask, av);
 	if (err)
 		return err;
+	/* more responder resources than allocated: grow them and the response
+	 * queue now, the step that can fail, before anything changes */
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) {
+		err = resp_grow(qp, roundup_pow2(attr->max_dest_rd_atomic ? attr->max_dest_rd_atomic
+									  : 1));
+		if (err)
+			return err;
+	}
 	/* Selective repeat is decided when the QP starts to receive: as the
 	 * CM negotiated it (xrxe_tp_qp_set_sr), else the device setting for
 	 * QPs connected without the CM (docs/selective-repeat.md). Its state
@@ -584,7 +635,7 @@ int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ib
 		 * power of 2 (docs/facts/rxe.md §2.6) */
 		qp->resp.nres = roundup_pow2(attr->max_dest_rd_atomic ? attr->max_dest_rd_atomic
 								      : 1);
-		memset(qp->resp.res, 0, sizeof(qp->resp.res));
+		memset(qp->resp.res, 0, sizeof(*qp->resp.res) * qp->resp.res_cap);
 		qp->resp.res_next = 0;
 	}
 	if (mask & IBV_QP_MIN_RNR_TIMER)
@@ -645,6 +696,10 @@ int xrxe_tp_qp_modify(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct ib
 		break;
 	}
 	qp->attr.qp_state = qp->state;
+	/* a new state may start posted WQEs or flush them; timers moved
+	 * (sched.c) */
+	xrxe_tpi_sched_kick(qp);
+	xrxe_tpi_sched_rearm(qp);
 	return 0;
 }
 
@@ -711,6 +766,7 @@ void xrxe_tpi_qp_error(struct xrxe_tp_qp *qp)
 	 * own WQEs stay for the other QPs). */
 	if (qp->srq && !qp->xrc)
 		xrxe_tpi_qp_async(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
+	xrxe_tpi_sched_kick(qp); /* later posts are flushed on its turns */
 }
 
 void xrxe_tpi_qp_cq_overrun(struct xrxe_tp_qp *qp)

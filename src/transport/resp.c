@@ -15,7 +15,7 @@
 
 #include "transport/tp_internal.h"
 
-#define RSPQ_MASK (XRXE_TP_RSPQ_SLOTS - 1)
+#define RSPQ_MASK (r->qslots - 1) /* r: the struct tp_resp at hand */
 
 void xrxe_tpi_resp_reset(struct xrxe_tp_qp *qp)
 {
@@ -27,7 +27,7 @@ void xrxe_tpi_resp_reset(struct xrxe_tp_qp *qp)
 	r->have_rwqe = false;
 	r->rcv_off = 0;
 	r->w_left = r->w_len = 0;
-	memset(r->res, 0, sizeof(r->res));
+	memset(r->res, 0, sizeof(*r->res) * r->nres);
 	r->res_next = 0;
 	r->qhead = r->qtail = 0;
 	xrxe_tpi_sr_drop_held(qp);
@@ -37,7 +37,7 @@ void xrxe_tpi_resp_reset(struct xrxe_tp_qp *qp)
 
 static bool rspq_full(const struct tp_resp *r)
 {
-	return r->qtail - r->qhead >= XRXE_TP_RSPQ_SLOTS;
+	return r->qtail - r->qhead >= r->qslots;
 }
 
 static void rsp_ack(struct xrxe_tp_qp *qp, uint32_t psn, uint8_t syndrome)
@@ -435,7 +435,7 @@ static void resp_fatal(struct xrxe_tp_qp *qp, uint32_t psn, uint8_t nak, enum ib
 	xrxe_tpi_qp_error(qp);
 	/* In ERR the queue still sends its ACK/NAK entries (the NAK last),
 	 * and drops pending read/atomic responses. */
-	xrxe_tpi_resp_drain(qp, XRXE_TP_RSPQ_SLOTS);
+	xrxe_tpi_resp_drain(qp, qp->resp.qslots);
 }
 
 /* --- data placement ------------------------------------------------------- */

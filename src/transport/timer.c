@@ -6,9 +6,11 @@
  *
  * Per QP there are three: the local ACK timeout (retransmission), the RNR
  * wait and the adaptive retransmission's fast timer (rto.c). rxe keeps the
- * first two as kernel timers (docs/facts/rxe.md §2.4); here they are u64 fields,
- * and the device-wide minimum is a scan over the QPs, which is cheap next
- * to the packet work and keeps no extra state to go stale.
+ * first two as kernel timers (docs/facts/rxe.md §2.4); here they are u64 fields
+ * the protocol code sets directly, and sched.c files each QP in a min-heap
+ * under the earliest of them (and of its DCQCN timers) after every packet,
+ * poll and modify -- the only times they change -- so the device-wide
+ * minimum is the heap's top, whatever the number of idle QPs.
  */
 #include "transport/tp_internal.h"
 

@@ -49,7 +49,9 @@ int xrxe_tp_create(const struct xrxe_tp_config *cfg, struct xrxe_tp **out)
 	tp->mws = calloc(tp->nmws ? tp->nmws : 1, sizeof(*tp->mws));
 	tp->pds = calloc(tp->npds, sizeof(*tp->pds));
 	tp->ahs = calloc(tp->nahs, sizeof(*tp->ahs));
-	if (!tp->qpt || !tp->mrs || !tp->mws || !tp->pds || !tp->ahs) {
+	/* one timer-heap slot per QP, 1-based (sched.c) */
+	tp->theap = calloc((size_t)cfg->max_qp + 1, sizeof(*tp->theap));
+	if (!tp->qpt || !tp->theap || !tp->mrs || !tp->mws || !tp->pds || !tp->ahs) {
 		xrxe_tp_destroy(tp);
 		return -ENOMEM;
 	}
@@ -77,6 +79,7 @@ void xrxe_tp_destroy(struct xrxe_tp *tp)
 		free(cq);
 	}
 	free(tp->qpt);
+	free(tp->theap);
 	free(tp->mrs);
 	free(tp->mws);
 	free(tp->pds);
@@ -146,6 +149,9 @@ void xrxe_tpi_qp_rx(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct xrxe
 	if (pkt->opcode == XRXE_OP_CNP) {
 		xrxe_tpi_cc_cnp_rx(qp, pkt, qp->type == IBV_QPT_UD ||
 						    (qp->av_set && addr_matches(pkt, &qp->av)));
+		/* the rate cut moves the CC timers and the pacer's gap */
+		xrxe_tpi_sched_kick(qp);
+		xrxe_tpi_sched_rearm(qp);
 		return;
 	}
 	/* the opcode class must be the QP's transport; xrxe's SACK (from the
@@ -195,6 +201,10 @@ void xrxe_tpi_qp_rx(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct xrxe
 		xrxe_tpi_resp_rx(qp, pkt);
 	else
 		xrxe_tpi_comp_rx(qp, pkt);
+	/* a response owed, the window opened, a retry, a CNP owed: the QP
+	 * has work; its timers may have moved (sched.c) */
+	xrxe_tpi_sched_kick(qp);
+	xrxe_tpi_sched_rearm(qp);
 }
 
 /* --- poll ----------------------------------------------------------------- */
@@ -227,67 +237,108 @@ static bool qp_poll(struct xrxe_tp_qp *qp)
 	return did;
 }
 
+/* After its turn a QP stays on the run queue only with work left: it did
+ * something (it may have more: the budget ran out, a response arrived
+ * meanwhile), TX buffers ran out (transport.h: the caller polls again), or it
+ * has WQEs it may start but could not yet (window, rd_atomic slots: an ACK is
+ * a round trip away, and the daemon keeps spinning for it, as
+ * xrxe_tp_sq_pending reports). A QP the pacer holds waits on the wheel. */
+static bool qp_has_new_work(const struct xrxe_tp_qp *qp)
+{
+	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_ERR && qp->state != IBV_QPS_SQE)
+		return false;
+	return xrxe_tpi_sq_has_new(qp) && !qp->cc.wait.queued;
+}
+
+/* A QP in Error flushes receive WQEs posted later (IBA 10.3.1), and a
+ * receive post rings no doorbell (the responder looks at the RQ when a
+ * request arrives, docs/facts/rxe.md §4.3): such a QP keeps its turn while it
+ * is in Error. Only QPs an application left in Error pay this (one test per
+ * pass each); connected and idle ones are not queued. */
+static bool qp_flushes_rq(const struct xrxe_tp_qp *qp)
+{
+	return qp->state == IBV_QPS_ERR && qp->rq;
+}
+
 bool xrxe_tp_poll(struct xrxe_tp *tp, uint64_t now_ns)
 {
-	struct xrxe_tp_qp *qp, *first;
+	struct xrxe_tp_qp *refile = NULL;
 	bool did = false;
+	uint32_t n;
 
 	tp->now = now_ns;
 	tp->tx_blocked = false;
-	/* CC hook: QPs whose release time has come leave the wheel; their
-	 * pacer gate opens below */
-	xrxe_pacer_expire(&tp->pacer, now_ns, NULL, NULL);
-	/* Round robin: each pass starts one QP further on, so QPs waiting for
-	 * one shared thing -- the port pacer's next slot, TX buffers -- take
-	 * turns instead of the first in the list taking it every time. */
-	first = tp->poll_first ? tp->poll_first : tp->qps;
-	for (qp = first; qp; qp = qp->next)
-		did |= qp_poll(qp);
-	for (qp = tp->qps; qp != first; qp = qp->next)
-		did |= qp_poll(qp);
-	tp->poll_first = first ? first->next : NULL;
+	/* expired deadlines and pacer releases join the run queue (sched.c) */
+	xrxe_tpi_sched_expire(tp, now_ns);
+	/* One round over the QPs queued now; a QP that keeps work goes to the
+	 * back, so QPs waiting for one shared thing -- the port pacer's next
+	 * slot, TX buffers -- take turns. */
+	for (n = tp->run_len; n; n--) {
+		struct xrxe_tp_qp *qp = xrxe_tpi_sched_pop(tp);
+		bool qdid;
+
+		if (!qp)
+			break;
+		uint64_t sent = qp->info.tx_packets;
+
+		qdid = qp_poll(qp);
+		did |= qdid;
+		if (qdid || tp->tx_blocked || qp_has_new_work(qp) || qp_flushes_rq(qp))
+			xrxe_tpi_sched_kick(qp);
+		xrxe_tpi_sched_rearm(qp);
+		if (qp->info.tx_packets != sent && qp->cc.wait.queued) {
+			qp->refile_next = refile;
+			refile = qp;
+		}
+	}
+	/* QPs held by the port pacer (line_rate_pacing) are released together
+	 * and the first one polled takes the slot. One that sent this pass
+	 * goes behind those the pacer held back meanwhile (filed after it),
+	 * so the slot goes round instead of to the same QP every time. */
+	while (refile) {
+		struct xrxe_tp_qp *qp = refile;
+		uint64_t t = qp->cc.wait.t;
+
+		refile = qp->refile_next;
+		xrxe_pacer_cancel(&tp->pacer, &qp->cc.wait);
+		xrxe_pacer_schedule(&tp->pacer, &qp->cc.wait, t);
+	}
 	/* Work held back for lack of TX buffers is pending work: the caller
 	 * must poll again (transport.h), no timer will. */
 	return did || tp->tx_blocked;
 }
 
+void xrxe_tp_qp_doorbell(struct xrxe_tp *tp, struct xrxe_tp_qp *qp)
+{
+	(void)tp;
+	if (qp)
+		xrxe_tpi_sched_kick(qp);
+}
+
 uint64_t xrxe_tp_next_deadline(const struct xrxe_tp *tp)
 {
-	const struct xrxe_tp_qp *qp;
-	/* CC hook: the pacer's next release (cc.c) */
-	uint64_t d = xrxe_pacer_next(&tp->pacer), q;
+	/* CC hook: the pacer's next release (cc.c); the QPs' timers (sched.c) */
+	uint64_t d = xrxe_pacer_next(&tp->pacer), q = xrxe_tpi_sched_next(tp);
 
-	for (qp = tp->qps; qp; qp = qp->next) {
-		if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
-			continue;
-		q = xrxe_tpi_qp_deadline(qp);
-		if (q < d)
-			d = q;
-		q = xrxe_tpi_cc_deadline(qp); /* CC hook: DCQCN timers */
-		if (q < d)
-			d = q;
-	}
-	return d;
+	return q < d ? q : d;
 }
 
 bool xrxe_tp_sq_pending(const struct xrxe_tp *tp)
 {
 	const struct xrxe_tp_qp *qp;
 
-	for (qp = tp->qps; qp; qp = qp->next) {
-		if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_ERR &&
-		    qp->state != IBV_QPS_SQE)
-			continue;
-		/* WQEs not started are work (keep spinning: the ACK or
-		 * completion a blocked QP waits for is usually a round trip
-		 * away, and a sleep there cost ~6 % of 64 KiB ib_write_bw) --
-		 * unless the pacer holds the QP, new posts included: nothing
-		 * of it can leave before its release, a deadline the daemon
-		 * sleeps until. Counting a paced backlog as work kept the
-		 * daemon spinning at any rate (a whole core at 100 Mbit/s). */
-		if (xrxe_tpi_sq_has_new(qp) && !qp->cc.wait.queued)
+	/* Only queued QPs can have posted WQEs the core knows of: a post
+	 * reaches the core through xrxe_tp_qp_doorbell, which queues the QP.
+	 * WQEs not started are work (keep spinning: the ACK or completion a
+	 * blocked QP waits for is usually a round trip away, and a sleep
+	 * there cost ~6 % of 64 KiB ib_write_bw) -- unless the pacer holds
+	 * the QP, new posts included: nothing of it can leave before its
+	 * release, a deadline the daemon sleeps until. Counting a paced
+	 * backlog as work kept the daemon spinning at any rate (a whole core
+	 * at 100 Mbit/s). */
+	for (qp = tp->run_head; qp; qp = qp->run_next)
+		if (qp_has_new_work(qp))
 			return true;
-	}
 	return false;
 }
 

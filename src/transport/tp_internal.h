@@ -54,8 +54,14 @@
 
 /* Responder response queue: ACKs, NAKs, read and atomic responses owed, in
  * PSN order. Holds one entry per responder resource plus the ACKs between
- * them (consecutive ACKs coalesce into one entry). */
-#define XRXE_TP_RSPQ_SLOTS 512u
+ * them (consecutive ACKs coalesce into one entry), and READ parts sent again:
+ * four entries per resource (512 for XRXE_MAX_RD_ATOMIC), at least
+ * XRXE_TP_RSPQ_MIN. */
+#define XRXE_TP_RSPQ_MIN 16u
+static inline uint32_t xrxe_tpi_rspq_slots(uint32_t nres)
+{
+	return 4 * nres < XRXE_TP_RSPQ_MIN ? XRXE_TP_RSPQ_MIN : 4 * nres;
+}
 
 #define XRXE_TP_NO_DEADLINE UINT64_MAX
 
@@ -136,7 +142,7 @@ struct tp_ah {
 
 struct xrxe_tp_cq {
 	struct xrxe_tp *tp;
-	struct xrxe_tp_cq *next; /* tp->cqs list */
+	struct xrxe_tp_cq *next, *prev; /* tp->cqs list */
 	struct xrxe_ring *ring;
 	uint32_t mask;  /* private copy of index_mask */
 	uint32_t log2;  /* private copy of log2_elem_size */
@@ -302,10 +308,15 @@ struct tp_resp {
 	uint32_t w_rkey;
 	uint64_t w_va;
 	uint32_t w_left, w_len;
-	/* responder resources: nres (power of 2) of XRXE_MAX_RD_ATOMIC */
-	struct tp_res res[XRXE_MAX_RD_ATOMIC];
+	/* responder resources: nres (power of 2, max_dest_rd_atomic rounded
+	 * up, at most XRXE_MAX_RD_ATOMIC), and the response queue of qslots
+	 * (xrxe_tpi_rspq_slots(nres)) entries: sized by what the QP was
+	 * given, not the largest case (qp.c), which keeps an idle QP small */
+	struct tp_res *res;
 	uint32_t nres, res_next;
-	struct tp_rspq_ent q[XRXE_TP_RSPQ_SLOTS];
+	uint32_t res_cap; /* entries allocated (only grows: queued entries name them) */
+	struct tp_rspq_ent *q;
+	uint32_t qslots;
 	uint32_t qhead, qtail; /* free-running */
 };
 
@@ -400,6 +411,16 @@ struct xrxe_tp_qp {
 	uint8_t xrc; /* enum tp_xrc_role */
 	uint32_t xrcdn;
 	struct xrxe_ring *xrc_sq;
+
+	/* Scheduling (sched.c): the QP is on tp's run queue while it has work
+	 * (doorbell, received packet, expired timer, pacer release), and in
+	 * tp's timer heap while one of its deadlines is armed. */
+	struct xrxe_tp_qp *run_next, *run_prev;
+	bool on_runq;
+	uint32_t theap_pos; /* 1-based slot in tp->theap, 0: not in it */
+	uint64_t theap_key; /* the deadline it is filed under */
+	struct xrxe_tp_qp *refile_next; /* tp.c: sent, then held by the pacer */
+	uint32_t mw2_bound; /* type 2 windows bound through it (mw.c) */
 };
 
 enum tp_xrc_role { TP_XRC_NONE, TP_XRC_INI, TP_XRC_TGT };
@@ -429,7 +450,13 @@ struct xrxe_tp {
 	struct xrxe_tp_qp **qpt; /* by QPN - XRXE_TP_QPN_BASE */
 	uint32_t qp_next;        /* allocation cursor (QPNs rotate) */
 	struct xrxe_tp_qp *qps;  /* all QPs */
-	struct xrxe_tp_qp *poll_first; /* where xrxe_tp_poll's next pass starts */
+	/* sched.c: the run queue (FIFO: a QP that still has work after its
+	 * turn goes to the back) and the timer heap (min-heap by deadline,
+	 * 1-based, max_qp + 1 slots). Neither holds an idle QP. */
+	struct xrxe_tp_qp *run_head, *run_tail;
+	uint32_t run_len;
+	struct xrxe_tp_qp **theap;
+	uint32_t theap_n;
 
 	struct tp_mr *mrs; /* index 1..max_mr */
 	uint32_t mr_next;
@@ -670,6 +697,20 @@ uint64_t xrxe_tpi_rnr_timeout_ns(uint8_t code);
 void xrxe_tpi_timer_arm_rexmit(struct xrxe_tp_qp *qp);
 void xrxe_tpi_timer_stop_rexmit(struct xrxe_tp_qp *qp);
 uint64_t xrxe_tpi_qp_deadline(const struct xrxe_tp_qp *qp);
+
+/* sched.c: the run queue and the timer heap. kick: the QP has work (idempotent);
+ * rearm: file the QP under its earliest deadline (or take it out of the heap)
+ * after anything that may have moved one; forget: destroy; expire: QPs whose
+ * deadline or pacer release has come go to the run queue; pop: the next QP
+ * to poll (taken off the queue). */
+void xrxe_tpi_sched_kick(struct xrxe_tp_qp *qp);
+void xrxe_tpi_sched_rearm(struct xrxe_tp_qp *qp);
+void xrxe_tpi_sched_forget(struct xrxe_tp_qp *qp);
+void xrxe_tpi_sched_expire(struct xrxe_tp *tp, uint64_t now);
+struct xrxe_tp_qp *xrxe_tpi_sched_pop(struct xrxe_tp *tp);
+uint64_t xrxe_tpi_sched_next(const struct xrxe_tp *tp);
+/* The earliest armed deadline of the QP (timer.c, cc.c), by state. */
+uint64_t xrxe_tpi_qp_next_deadline(const struct xrxe_tp_qp *qp);
 
 /* rto.c: loss probes and the send window. rto_sent after every RC packet
  * sent (npsn: PSNs it takes; resent: sent before); rto_progress when comp.psn

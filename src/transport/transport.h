@@ -325,19 +325,28 @@ int xrxe_tp_gsi_send(struct xrxe_tp *tp, const struct xrxe_av *av, const void *m
 /* A received packet that parsed and passed the ICRC check (src/wire). */
 void xrxe_tp_rx(struct xrxe_tp *tp, const struct xrxe_pkt *pkt, uint64_t now_ns);
 
+/* The application published new send WQEs on qp's send queue (the SQ
+ * doorbell, abi.h): the core looks at that ring on its next poll. The core
+ * never scans send queues on its own: a post without a doorbell waits for
+ * the QP's next event (packet, timer, modify). Cheap and idempotent. */
+void xrxe_tp_qp_doorbell(struct xrxe_tp *tp, struct xrxe_tp_qp *qp);
+
 /* Make progress: new WQEs on send queues, responses owed, retransmissions
  * and expired timers. Returns true if it did anything or if tx_reserve
  * refused a buffer (work is pending: the caller keeps spinning, or waits for
- * TX completions and polls again), false if idle. */
+ * TX completions and polls again), false if idle. Visits only QPs with work
+ * (src/transport/sched.c): its cost does not grow with idle QPs. */
 bool xrxe_tp_poll(struct xrxe_tp *tp, uint64_t now_ns);
 
 /* Absolute time of the next timer (retransmit, RNR wait, ...), or UINT64_MAX. */
 uint64_t xrxe_tp_next_deadline(const struct xrxe_tp *tp);
 
-/* True if some send queue has posted WQEs the core has not started yet, on a
- * QP the pacer does not hold (for the daemon's sleep protocol: re-checked
- * after publishing daemon_sleeping). A paced QP's backlog does not count:
- * its release time is a transport deadline that ends the sleep. */
+/* True if some send queue the core knows of (its doorbell rang) has posted
+ * WQEs not started yet, on a QP the pacer does not hold (for the daemon's
+ * sleep protocol: re-checked after publishing daemon_sleeping; doorbells not
+ * yet handed over are the caller's to check). A paced QP's backlog does not
+ * count: its release time is a transport deadline that ends the sleep.
+ * Costs the queued QPs only. */
 bool xrxe_tp_sq_pending(const struct xrxe_tp *tp);
 
 /* --- Introspection (xrxe qp / xrxe stats) ------------------------------------ */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "verbs/mr_remap.h"
@@ -61,18 +62,37 @@ void xrxe_obj_add(struct xrxe_context *ctx, struct xrxe_obj *o, uint32_t type, u
 	o->type = type;
 	o->handle = handle;
 	o->ptr = ptr;
+	o->hnext = NULL;
 	pthread_mutex_lock(&ctx->obj_lock);
+	o->prev = NULL;
 	o->next = ctx->objs;
+	if (ctx->objs)
+		ctx->objs->prev = o;
 	ctx->objs = o;
+	/* events name objects by handle: a lookup must not walk thousands
+	 * of QPs (the table exists from open_device on) */
+	{
+		struct xrxe_obj **b = &ctx->obj_tab[handle % XRXE_OBJ_TAB];
+
+		o->hnext = *b;
+		*b = o;
+	}
 	pthread_mutex_unlock(&ctx->obj_lock);
 }
 
 void xrxe_obj_del(struct xrxe_context *ctx, struct xrxe_obj *o)
 {
 	pthread_mutex_lock(&ctx->obj_lock);
-	for (struct xrxe_obj **p = &ctx->objs; *p; p = &(*p)->next) {
+	if (o->prev)
+		o->prev->next = o->next;
+	else if (ctx->objs == o)
+		ctx->objs = o->next;
+	if (o->next)
+		o->next->prev = o->prev;
+	o->next = o->prev = NULL;
+	for (struct xrxe_obj **p = &ctx->obj_tab[o->handle % XRXE_OBJ_TAB]; *p; p = &(*p)->hnext) {
 		if (*p == o) {
-			*p = o->next;
+			*p = o->hnext;
 			break;
 		}
 	}
@@ -84,12 +104,11 @@ void *xrxe_obj_find(struct xrxe_context *ctx, uint32_t type, uint32_t handle)
 	void *ptr = NULL;
 
 	pthread_mutex_lock(&ctx->obj_lock);
-	for (struct xrxe_obj *o = ctx->objs; o; o = o->next) {
+	for (struct xrxe_obj *o = ctx->obj_tab[handle % XRXE_OBJ_TAB]; o; o = o->hnext)
 		if (o->type == type && o->handle == handle) {
 			ptr = o->ptr;
 			break;
 		}
-	}
 	pthread_mutex_unlock(&ctx->obj_lock);
 	return ptr;
 }
@@ -97,12 +116,14 @@ void *xrxe_obj_find(struct xrxe_context *ctx, uint32_t type, uint32_t handle)
 /* --- control helpers --------------------------------------------------------------- */
 
 int xrxe_hello(struct xrxe_conn *c, int async_wr, const struct xrxe_dev_page **page,
-	       size_t *page_len, int *doorbell)
+	       size_t *page_len, int *doorbell, struct xrxe_ring **db_ring, size_t *db_ring_len)
 {
 	struct xrxe_ctrl_hello req = { .abi_version = XRXE_ABI_VERSION };
 	struct xrxe_ctrl_hello_reply rep;
-	int memfd = xrxe_remap_fd(), tmp[2] = { -1, -1 }, fds[2], rfds[2];
-	unsigned int nr = 2;
+	int memfd = xrxe_remap_fd(), tmp[2] = { -1, -1 }, fds[2], rfds[3];
+	unsigned int nr = 3;
+	struct stat st;
+	void *db;
 	const struct xrxe_dev_page *p;
 	int ret;
 
@@ -128,7 +149,7 @@ int xrxe_hello(struct xrxe_conn *c, int async_wr, const struct xrxe_dev_page **p
 			 XRXE_ABI_VERSION);
 	if (ret)
 		return ret;
-	if (nr < 2 || rep.abi_version != XRXE_ABI_VERSION ||
+	if (nr < 3 || rep.abi_version != XRXE_ABI_VERSION ||
 	    rep.dev_page_size < sizeof(struct xrxe_dev_page)) {
 		shim_err("malformed HELLO reply (ABI %u, page %u bytes, %u fds)", rep.abi_version,
 			 rep.dev_page_size, nr);
@@ -144,11 +165,28 @@ int xrxe_hello(struct xrxe_conn *c, int async_wr, const struct xrxe_dev_page **p
 	if (p->abi_version != XRXE_ABI_VERSION) {
 		munmap((void *)p, rep.dev_page_size);
 		close(rfds[1]);
+		close(rfds[2]);
+		return -EPROTO;
+	}
+	/* the SQ doorbell ring (xrxe/ring.h) */
+	db = MAP_FAILED;
+	if (fstat(rfds[2], &st) == 0 && (size_t)st.st_size >= xrxe_ring_bytes(2, 16))
+		db = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, rfds[2], 0);
+	close(rfds[2]);
+	if (db == MAP_FAILED) {
+		munmap((void *)p, rep.dev_page_size);
+		close(rfds[1]);
 		return -EPROTO;
 	}
 	*page = p;
 	*page_len = rep.dev_page_size;
 	*doorbell = rfds[1];
+	if (db_ring) {
+		*db_ring = db;
+		*db_ring_len = (size_t)st.st_size;
+	} else {
+		munmap(db, (size_t)st.st_size);
+	}
 	return 0;
 fail:
 	for (unsigned int i = 0; i < nr; i++)
@@ -178,6 +216,17 @@ void xrxe_ring_doorbell(struct xrxe_context *ctx)
 
 		(void)r; /* EAGAIN: the counter is saturated, it is awake anyway */
 	}
+}
+
+void xrxe_ring_doorbell_qp(struct xrxe_context *ctx, struct xrxe_ring *sq, uint32_t handle)
+{
+	/* once per QP until the daemon takes it (xrxe/ring.h) */
+	if (xrxe_doorbell_claim(sq)) {
+		pthread_spin_lock(&ctx->db_lock);
+		xrxe_doorbell_push(ctx->db_ring, &ctx->db_prod, handle);
+		pthread_spin_unlock(&ctx->db_lock);
+	}
+	xrxe_ring_doorbell(ctx);
 }
 
 /* --- rings ---------------------------------------------------------------------- */
@@ -239,7 +288,13 @@ static struct ibv_context *open_device(struct ibv_device *device)
 		return xrxe_null_errno(ENOMEM);
 	ctx->dev = dev;
 	ctx->doorbell_fd = -1;
+	ctx->obj_tab = calloc(XRXE_OBJ_TAB, sizeof(*ctx->obj_tab));
+	if (!ctx->obj_tab) {
+		free(ctx);
+		return xrxe_null_errno(ENOMEM);
+	}
 	pthread_mutex_init(&ctx->obj_lock, NULL);
+	pthread_spin_init(&ctx->db_lock, PTHREAD_PROCESS_PRIVATE);
 	ret = xrxe_conn_open(&ctx->conn, dev->sock_path);
 	if (ret) {
 		shim_warn("%s: cannot reach the daemon at %s: %s", device->name, dev->sock_path,
@@ -252,7 +307,8 @@ static struct ibv_context *open_device(struct ibv_device *device)
 		ret = -errno;
 		goto fail_conn;
 	}
-	ret = xrxe_hello(&ctx->conn, async[1], &ctx->page, &ctx->page_len, &ctx->doorbell_fd);
+	ret = xrxe_hello(&ctx->conn, async[1], &ctx->page, &ctx->page_len, &ctx->doorbell_fd,
+			 &ctx->db_ring, &ctx->db_ring_len);
 	close(async[1]);
 	if (ret)
 		goto fail_pipe;
@@ -297,6 +353,8 @@ fail_conn:
 	xrxe_conn_close(&ctx->conn);
 fail_free:
 	pthread_mutex_destroy(&ctx->obj_lock);
+	pthread_spin_destroy(&ctx->db_lock);
+	free(ctx->obj_tab);
 	free(ctx);
 	/* rdma-core reports a vanished device as ENODEV */
 	errno = (ret == -ECONNREFUSED || ret == -ENOENT) ? ENODEV : -ret;
@@ -317,10 +375,13 @@ int ibv_close_device(struct ibv_context *context)
 	 * application frees them (or exits). */
 	xrxe_conn_close(&ctx->conn);
 	munmap((void *)ctx->page, ctx->page_len);
+	munmap(ctx->db_ring, ctx->db_ring_len);
 	close(ctx->doorbell_fd);
 	close(context->async_fd);
 	pthread_mutex_destroy(&context->mutex);
 	pthread_mutex_destroy(&ctx->obj_lock);
+	pthread_spin_destroy(&ctx->db_lock);
+	free(ctx->obj_tab);
 	free(ctx);
 	return 0;
 }

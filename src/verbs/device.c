@@ -210,7 +210,7 @@ __be64 ibv_get_device_guid(struct ibv_device *device)
 		return guid;
 	if (xrxe_conn_open(&c, d->sock_path))
 		return 0;
-	if (xrxe_hello(&c, -1, &page, &len, &db) == 0) {
+	if (xrxe_hello(&c, -1, &page, &len, &db, NULL, NULL) == 0) {
 		guid = __atomic_load_n(&page->node_guid, __ATOMIC_RELAXED);
 		atomic_store(&d->guid_be, guid);
 		munmap((void *)page, len);

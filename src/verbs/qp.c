@@ -265,7 +265,7 @@ int xrxe_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
 	}
 	pthread_spin_unlock(&q->lock);
 	if (posted)
-		xrxe_ring_doorbell(to_xctx(ibqp->context));
+		xrxe_ring_doorbell_qp(to_xctx(ibqp->context), q->ring, qp->obj.handle);
 	if (ret)
 		*bad = wr;
 	return ret;
@@ -540,7 +540,7 @@ static int wr_complete(struct ibv_qp_ex *qx)
 	qp->wr_cur = NULL;
 	pthread_spin_unlock(&q->lock);
 	if (posted)
-		xrxe_ring_doorbell(to_xctx(qx->qp_base.context));
+		xrxe_ring_doorbell_qp(to_xctx(qx->qp_base.context), q->ring, qp->obj.handle);
 	return err;
 }
 

@@ -33,6 +33,7 @@
 #undef ibv_get_device_list
 
 #include "xrxe/abi.h"
+#include "xrxe/ring.h"
 
 #define XRXE_API __attribute__((visibility("default")))
 /* A non-default version of an exported name: the C symbol stays local (the
@@ -70,10 +71,15 @@ enum xrxe_obj_type { XRXE_OBJ_CQ = 1, XRXE_OBJ_QP, XRXE_OBJ_SRQ };
 
 /* Handle -> object, for completion and async events. */
 struct xrxe_obj {
-	struct xrxe_obj *next;
+	struct xrxe_obj *next, *prev; /* ctx->objs (O(1) removal: 65 536 QPs) */
+	struct xrxe_obj *hnext;       /* ctx->obj_tab bucket */
 	uint32_t type, handle;
 	void *ptr;
 };
+
+/* Buckets of ctx->obj_tab: by the handle's slot index (daemon handles are
+ * gen << 16 | index, index unique within the connection). */
+#define XRXE_OBJ_TAB 65536u
 
 struct xrxe_context {
 	struct xrxe_device *dev;
@@ -81,8 +87,14 @@ struct xrxe_context {
 	const struct xrxe_dev_page *page;
 	size_t page_len;
 	int doorbell_fd;
+	/* the SQ doorbell ring (xrxe/ring.h): threads share it */
+	struct xrxe_ring *db_ring;
+	size_t db_ring_len;
+	uint32_t db_prod;
+	pthread_spinlock_t db_lock;
 	pthread_mutex_t obj_lock;
 	struct xrxe_obj *objs;
+	struct xrxe_obj **obj_tab; /* XRXE_OBJ_TAB buckets, allocated on first use */
 	bool fatal_reported; /* the daemon went away: one IBV_EVENT_DEVICE_FATAL */
 	_Atomic uint64_t dm_bytes; /* device memory held (dm.c) */
 	/* on-demand paging (odp.c): ODP_OPEN done; the ODP regions, for
@@ -106,11 +118,14 @@ void *xrxe_obj_find(struct xrxe_context *ctx, uint32_t type, uint32_t handle);
  * eventfd and hands the daemon async_wr (write end of the async pipe, or -1
  * for a probe that creates a throwaway pipe). 0 or -errno. */
 int xrxe_hello(struct xrxe_conn *c, int async_wr, const struct xrxe_dev_page **page,
-	       size_t *page_len, int *doorbell);
+	       size_t *page_len, int *doorbell, struct xrxe_ring **db_ring, size_t *db_ring_len);
 
 /* The SQ doorbell (abi.h xrxe_dev_page.daemon_sleeping): after publishing a
  * producer index. */
 void xrxe_ring_doorbell(struct xrxe_context *ctx);
+/* New WQEs on sq of the QP named handle: tell the daemon which QP
+ * (xrxe/ring.h), then xrxe_ring_doorbell. */
+void xrxe_ring_doorbell_qp(struct xrxe_context *ctx, struct xrxe_ring *sq, uint32_t handle);
 
 /* Simple handle request (DEALLOC_PD, DEREG_MR, DESTROY_*): 0 or -errno;
  * 0 as well when the daemon is gone (its side of the object is gone too). */

@@ -24,6 +24,12 @@ if [ "$(id -u)" -eq 0 ] && [ -x tests/bench/verbs.sh ]; then
 	tests/bench/verbs.sh
 fi
 
+if [ "$(id -u)" -eq 0 ] && [ -x tests/bench/scale.sh ]; then
+	echo
+	echo "== many QPs: one active QP beside 0 .. 65 536 idle ones, daemon CPU per packet with 1 .. 4 096 active QPs"
+	tests/bench/scale.sh
+fi
+
 if [ "$(id -u)" -eq 0 ] && [ -x tests/bench/cm.sh ]; then
 	echo
 	echo "== RDMA CM: cmtime conn/s, kernel rdma_cm over rxe vs xrxe in one QEMU guest; the CM handshake against a UDP round trip"

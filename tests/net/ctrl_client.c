@@ -58,6 +58,7 @@
 
 #include "daemon/ctrl_msg.h"
 #include "xrxe/abi.h"
+#include "xrxe/ring.h"
 
 #define MR_WINDOW (1ull << 47)
 
@@ -94,6 +95,8 @@ struct client {
 	int doorbell;
 	const struct xrxe_dev_page *page;
 	uint32_t page_size;
+	struct xrxe_ring *db_ring; /* SQ doorbells (xrxe/ring.h) */
+	uint32_t db_prod;
 };
 
 union msg {
@@ -198,7 +201,7 @@ static void client_open(struct client *c, const char *ifname)
 	close(pfd[1]);
 	if (st)
 		die("HELLO: %s", strerror(-st));
-	if (nr != 2)
+	if (nr != 3)
 		die("HELLO: %u fds in the reply", nr);
 	c->page_size = ((struct xrxe_ctrl_hello_reply *)&rep)->dev_page_size;
 	p = mmap(NULL, c->page_size, PROT_READ, MAP_SHARED, rfds[0], 0);
@@ -210,6 +213,17 @@ static void client_open(struct client *c, const char *ifname)
 	close(rfds[0]);
 	c->page = p;
 	c->doorbell = rfds[1];
+	{
+		struct stat sb;
+
+		if (fstat(rfds[2], &sb) < 0)
+			die("doorbell ring: fstat: %s", strerror(errno));
+		c->db_ring = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+				  rfds[2], 0);
+		if (c->db_ring == MAP_FAILED)
+			die("doorbell ring: mmap: %s", strerror(errno));
+		close(rfds[2]);
+	}
 }
 
 static uint32_t simple_handle_op(struct client *c, uint16_t op)
@@ -580,6 +594,9 @@ static void post_send(struct client *c, struct qp *qp, uint32_t opcode, const st
 				       .lkey = mr->lkey };
 	qp->sq.idx = (qp->sq.idx + 1) & qp->sq.mask;
 	__atomic_store_n(&qp->sq.r->producer, qp->sq.idx, __ATOMIC_RELEASE);
+	/* which QP (xrxe/ring.h), then the wake-up */
+	if (xrxe_doorbell_claim(qp->sq.r))
+		xrxe_doorbell_push(c->db_ring, &c->db_prod, qp->handle);
 	doorbell(c);
 }
 

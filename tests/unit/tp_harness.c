@@ -655,6 +655,8 @@ int xrxe_tph_post_send_raw(struct xrxe_tph_qp *q, const struct xrxe_send_wqe *hd
 	/* Release: the element is written before the core can see it. */
 	atomic_store_explicit((_Atomic uint32_t *)&q->sq->producer, q->sq_prod,
 			      memory_order_release);
+	/* the SQ doorbell, as the daemon passes on the shim's (abi.h) */
+	xrxe_tp_qp_doorbell(q->s->tp, q->qp);
 	return 0;
 }
 
