@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rules of the shared rings (struct xrxe_ring, abi.h) in one place, for
- * the shim (src/verbs) and the daemon (src/daemon) alike:
+ * The rules of the shared rings (struct xrxe_ring, abi.h) in one place: every
+ * index load and publish and every slot address of the shim (src/verbs), the
+ * transport (src/transport) and the daemon (src/daemon) goes through these:
  *
  *   - capacity is nslots - 1: empty when producer == consumer, full when
  *     (producer + 1) & index_mask == consumer; indices are stored masked;
@@ -10,7 +11,8 @@
  *     element, then store-releases the consumer index (docs/facts/rxe.md §4.2);
  *   - an index read from shared memory is the other side's claim: it is
  *     masked before use, so a hostile value addresses a slot of the ring and
- *     nothing else.
+ *     nothing else; the mask and element size are the reader's own copies,
+ *     never the header's (which the other side can write).
  *
  * And the SQ doorbell protocol built on them (issue 16): a post publishes its
  * WQEs, then tells the daemon which QP has them through the connection's
@@ -24,34 +26,39 @@
 
 #include "xrxe/abi.h"
 
-static inline uint32_t xrxe_ring_load_producer(const struct xrxe_ring *r)
+/* The index mask is always the caller's own copy (from the slot count it
+ * created or was told), never the header's index_mask: the header lies in
+ * memory the other side may write, so a daemon that took its mask or element
+ * size from there would index wherever a hostile application pointed it. */
+static inline uint32_t xrxe_ring_load_producer(const struct xrxe_ring *r, uint32_t mask)
 {
-	return __atomic_load_n(&r->producer, __ATOMIC_ACQUIRE) & r->index_mask;
+	return __atomic_load_n(&r->producer, __ATOMIC_ACQUIRE) & mask;
 }
 
-static inline uint32_t xrxe_ring_load_consumer(const struct xrxe_ring *r)
+static inline uint32_t xrxe_ring_load_consumer(const struct xrxe_ring *r, uint32_t mask)
 {
-	return __atomic_load_n(&r->consumer, __ATOMIC_ACQUIRE) & r->index_mask;
+	return __atomic_load_n(&r->consumer, __ATOMIC_ACQUIRE) & mask;
 }
 
-static inline void xrxe_ring_publish_producer(struct xrxe_ring *r, uint32_t prod)
+static inline void xrxe_ring_publish_producer(struct xrxe_ring *r, uint32_t prod, uint32_t mask)
 {
-	__atomic_store_n(&r->producer, prod & r->index_mask, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->producer, prod & mask, __ATOMIC_RELEASE);
 }
 
-static inline void xrxe_ring_publish_consumer(struct xrxe_ring *r, uint32_t cons)
+static inline void xrxe_ring_publish_consumer(struct xrxe_ring *r, uint32_t cons, uint32_t mask)
 {
-	__atomic_store_n(&r->consumer, cons & r->index_mask, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->consumer, cons & mask, __ATOMIC_RELEASE);
 }
 
-static inline bool xrxe_ring_full(const struct xrxe_ring *r, uint32_t prod, uint32_t cons)
+static inline bool xrxe_ring_full(uint32_t prod, uint32_t cons, uint32_t mask)
 {
-	return ((prod + 1) & r->index_mask) == (cons & r->index_mask);
+	return ((prod + 1) & mask) == (cons & mask);
 }
 
-static inline void *xrxe_ring_slot(struct xrxe_ring *r, uint32_t idx)
+/* elements of 1 << log2 bytes, log2 the caller's own too */
+static inline void *xrxe_ring_slot(struct xrxe_ring *r, uint32_t idx, uint32_t mask, uint32_t log2)
 {
-	return r->data + ((size_t)(idx & r->index_mask) << r->log2_elem_size);
+	return r->data + ((size_t)(idx & mask) << log2);
 }
 
 /* ---------------------------------------------------------------------------
@@ -81,12 +88,20 @@ static inline void *xrxe_ring_slot(struct xrxe_ring *r, uint32_t idx)
  * ------------------------------------------------------------------------- */
 
 #define XRXE_DOORBELL_SLOTS 8192u
+#define XRXE_DOORBELL_MASK (XRXE_DOORBELL_SLOTS - 1)
 
 struct xrxe_doorbell {
 	uint32_t qp_handle; /* the QP's handle (CREATE_QP reply) */
 	uint32_t pad[3];
 };
 _Static_assert(sizeof(struct xrxe_doorbell) == 16, "doorbell element");
+#define XRXE_DOORBELL_LOG2 4u
+
+static inline struct xrxe_doorbell *xrxe_doorbell_slot(struct xrxe_ring *db, uint32_t idx)
+{
+	return (struct xrxe_doorbell *)xrxe_ring_slot(db, idx, XRXE_DOORBELL_MASK,
+						       XRXE_DOORBELL_LOG2);
+}
 
 /* Shim side: claim the QP's pending flag; true if the caller must push. */
 static inline bool xrxe_doorbell_claim(struct xrxe_ring *sq)
@@ -98,17 +113,15 @@ static inline bool xrxe_doorbell_claim(struct xrxe_ring *sq)
  * overflow when the ring is full. */
 static inline void xrxe_doorbell_push(struct xrxe_ring *db, uint32_t *prod, uint32_t handle)
 {
-	uint32_t cons = xrxe_ring_load_consumer(db);
-	struct xrxe_doorbell *e;
+	uint32_t cons = xrxe_ring_load_consumer(db, XRXE_DOORBELL_MASK);
 
-	if (xrxe_ring_full(db, *prod, cons)) {
+	if (xrxe_ring_full(*prod, cons, XRXE_DOORBELL_MASK)) {
 		__atomic_store_n(&db->notify, 1, __ATOMIC_SEQ_CST);
 		return;
 	}
-	e = (struct xrxe_doorbell *)xrxe_ring_slot(db, *prod);
-	e->qp_handle = handle;
-	*prod = (*prod + 1) & db->index_mask;
-	xrxe_ring_publish_producer(db, *prod);
+	xrxe_doorbell_slot(db, *prod)->qp_handle = handle;
+	*prod = (*prod + 1) & XRXE_DOORBELL_MASK;
+	xrxe_ring_publish_producer(db, *prod, XRXE_DOORBELL_MASK);
 }
 
 /* Daemon side: the QP's doorbell was taken; later posts ring again. */

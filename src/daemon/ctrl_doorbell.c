@@ -8,7 +8,7 @@
  * The ring is the application's to write: each handle is looked up among the
  * connection's own QPs (a foreign, stale or made-up one misses and is
  * counted), at most one ring's worth is taken per pass, and indices are
- * masked (ring.h).
+ * masked with the daemon's own mask, never the header's (ring.h).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -48,9 +48,9 @@ static unsigned conn_doorbells(struct conn *c)
 	struct xrxe_ring *db = xrxe_shm_ring(&c->dbring);
 	uint32_t prod, cons = c->db_cons, n = 0;
 
-	prod = xrxe_ring_load_producer(db);
-	while (cons != prod && n <= db->index_mask) {
-		const struct xrxe_doorbell *e = xrxe_ring_slot(db, cons);
+	prod = xrxe_ring_load_producer(db, XRXE_DOORBELL_MASK);
+	while (cons != prod && n <= XRXE_DOORBELL_MASK) {
+		const struct xrxe_doorbell *e = xrxe_doorbell_slot(db, cons);
 		uint32_t handle = __atomic_load_n(&e->qp_handle, __ATOMIC_RELAXED);
 		struct obj_qp *qp = (struct obj_qp *)xrxe_ctrli_obj_lookup(c, handle, OBJ_QP);
 
@@ -58,12 +58,12 @@ static unsigned conn_doorbells(struct conn *c)
 			kick_qp(c, qp);
 		else
 			c->ctrl->st.doorbell_bad++;
-		cons = (cons + 1) & db->index_mask;
+		cons = (cons + 1) & XRXE_DOORBELL_MASK;
 		n++;
 	}
 	if (n) {
 		c->db_cons = cons;
-		xrxe_ring_publish_consumer(db, cons);
+		xrxe_ring_publish_consumer(db, cons, XRXE_DOORBELL_MASK);
 	}
 	if (__atomic_load_n(&db->notify, __ATOMIC_RELAXED) &&
 	    __atomic_exchange_n(&db->notify, 0, __ATOMIC_SEQ_CST)) {
@@ -91,7 +91,7 @@ bool xrxe_ctrl_doorbells_pending(const struct xrxe_ctrl *ctrl)
 
 		if (!c->dbring.base)
 			continue;
-		if (xrxe_ring_load_producer(db) != c->db_cons ||
+		if (xrxe_ring_load_producer(db, XRXE_DOORBELL_MASK) != c->db_cons ||
 		    __atomic_load_n(&db->notify, __ATOMIC_RELAXED))
 			return true;
 	}

@@ -63,8 +63,7 @@ void xrxe_tpi_comp_retire(struct xrxe_tp_qp *qp, enum ibv_wc_status status)
 	}
 	/* Release: our copy of the slot is done; the application may reuse
 	 * it only after this store. */
-	atomic_store_explicit((_Atomic uint32_t *)&qp->sq->consumer, qp->sq_cons & qp->sq_mask,
-			      memory_order_release);
+	xrxe_ring_publish_consumer(qp->sq, qp->sq_cons, qp->sq_mask);
 
 	/* docs/facts/rxe.md §2.10, IBA 10.7.3.1: a CQE when signalled, and always on
 	 * error (a flushed WR is an error completion too). */

@@ -37,8 +37,7 @@ int xrxe_tp_cq_create(struct xrxe_tp *tp, struct xrxe_ring *ring, uint32_t nslot
 	cq->ring = ring;
 	cq->mask = nslots - 1;
 	cq->log2 = ring->log2_elem_size;
-	cq->prod = atomic_load_explicit((_Atomic uint32_t *)&ring->producer, memory_order_relaxed) &
-		   cq->mask;
+	cq->prod = xrxe_ring_load_producer(ring, cq->mask);
 	cq->user = user;
 	cq->next = tp->cqs;
 	cq->prev = NULL;
@@ -109,15 +108,13 @@ int xrxe_tp_cq_resize(struct xrxe_tp *tp, struct xrxe_tp_cq *cq, struct xrxe_rin
 	/* Acquire pairs with the application's consumer store-release, as in
 	 * post: the CQEs it has not released yet are the ones to move.
 	 * Masked: it may have written anything (it only loses its own CQEs). */
-	cons = atomic_load_explicit((_Atomic uint32_t *)&old->consumer, memory_order_acquire) &
-	       cq->mask;
+	cons = xrxe_ring_load_consumer(old, cq->mask);
 	n = (cq->prod - cons) & cq->mask;
 	if (n > nslots - 1)
 		return -EINVAL; /* ibv_resize_cq below the CQEs outstanding */
 	for (uint32_t i = 0; i < n; i++)
-		memcpy(ring->data + ((size_t)i << log2),
-		       old->data + ((size_t)((cons + i) & cq->mask) << cq->log2),
-		       sizeof(struct xrxe_cqe));
+		memcpy(xrxe_ring_slot(ring, i, nslots - 1, log2),
+		       xrxe_ring_slot(old, cons + i, cq->mask, cq->log2), sizeof(struct xrxe_cqe));
 	atomic_store_explicit((_Atomic uint32_t *)&ring->notify,
 			      atomic_load_explicit((_Atomic uint32_t *)&old->notify,
 						   memory_order_relaxed),
@@ -125,9 +122,9 @@ int xrxe_tp_cq_resize(struct xrxe_tp *tp, struct xrxe_tp_cq *cq, struct xrxe_rin
 	if (cq->overrun)
 		atomic_fetch_or_explicit((_Atomic uint32_t *)&ring->flags, XRXE_RING_F_OVERRUN,
 					 memory_order_relaxed);
-	atomic_store_explicit((_Atomic uint32_t *)&ring->consumer, 0, memory_order_relaxed);
+	xrxe_ring_publish_consumer(ring, 0, nslots - 1);
 	/* Release: the copied CQEs are visible before the producer index. */
-	atomic_store_explicit((_Atomic uint32_t *)&ring->producer, n, memory_order_release);
+	xrxe_ring_publish_producer(ring, n, nslots - 1);
 	cq->ring = ring;
 	cq->mask = nslots - 1;
 	cq->log2 = log2;
@@ -154,27 +151,25 @@ void xrxe_tpi_cq_purge_qp(struct xrxe_tp_cq *cq, uint32_t qpn)
 
 	if (cq->overrun)
 		return; /* unusable anyway (IBA 11.4.2.1): leave it as it is */
-	cons = atomic_load_explicit((_Atomic uint32_t *)&ring->consumer, memory_order_acquire) &
-	       cq->mask;
+	cons = xrxe_ring_load_consumer(ring, cq->mask);
 	n = (cq->prod - cons) & cq->mask;
 	keep = cons;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t from = (cons + i) & cq->mask;
-		struct xrxe_cqe *e = (struct xrxe_cqe *)(ring->data + ((size_t)from << cq->log2));
+		struct xrxe_cqe *e = xrxe_ring_slot(ring, from, cq->mask, cq->log2);
 
 		if (e->wc.qp_num == qpn) {
 			removed++;
 			continue;
 		}
 		if (keep != from)
-			memcpy(ring->data + ((size_t)keep << cq->log2), e, sizeof(*e));
+			memcpy(xrxe_ring_slot(ring, keep, cq->mask, cq->log2), e, sizeof(*e));
 		keep = (keep + 1) & cq->mask;
 	}
 	if (!removed)
 		return;
 	cq->prod -= removed;
-	atomic_store_explicit((_Atomic uint32_t *)&ring->producer, cq->prod & cq->mask,
-			      memory_order_release);
+	xrxe_ring_publish_producer(ring, cq->prod, cq->mask);
 }
 
 static void cq_notify(struct xrxe_tp_cq *cq, bool solicited)
@@ -219,10 +214,9 @@ int xrxe_tpi_cq_post(struct xrxe_tp_cq *cq, const struct ibv_wc *wc, bool solici
 	/* Acquire: pairs with the application's store-release of the
 	 * consumer after it copied the CQE out, so we never overwrite a CQE
 	 * still being read. Masked: the application may write anything. */
-	cons = atomic_load_explicit((_Atomic uint32_t *)&ring->consumer, memory_order_acquire) &
-	       cq->mask;
+	cons = xrxe_ring_load_consumer(ring, cq->mask);
 	slot = cq->prod & cq->mask;
-	if (((slot + 1) & cq->mask) == cons) {
+	if (xrxe_ring_full(slot, cons, cq->mask)) {
 		cq->overrun = true;
 		/* Relaxed is enough: the flag is advisory, the event is the signal. */
 		atomic_fetch_or_explicit((_Atomic uint32_t *)&ring->flags, XRXE_RING_F_OVERRUN,
@@ -231,7 +225,7 @@ int xrxe_tpi_cq_post(struct xrxe_tp_cq *cq, const struct ibv_wc *wc, bool solici
 			cq->tp->cfg.ops->async_event(cq->tp->cfg.user, IBV_EVENT_CQ_ERR, cq->user);
 		return -EOVERFLOW;
 	}
-	cqe = (struct xrxe_cqe *)(ring->data + ((size_t)slot << cq->log2));
+	cqe = xrxe_ring_slot(ring, slot, cq->mask, cq->log2);
 	memcpy(&cqe->wc, wc, sizeof(*wc));
 	cqe->timestamp_ns = cq->tp->now;
 	cqe->rsvd = 0;
@@ -239,8 +233,7 @@ int xrxe_tpi_cq_post(struct xrxe_tp_cq *cq, const struct ibv_wc *wc, bool solici
 	/* Release: the CQE bytes (and the data the completion reports, e.g.
 	 * READ payload or received SEND data written before this call) are
 	 * visible before the application sees the new producer index. */
-	atomic_store_explicit((_Atomic uint32_t *)&ring->producer, cq->prod & cq->mask,
-			      memory_order_release);
+	xrxe_ring_publish_producer(ring, cq->prod, cq->mask);
 	cq_notify(cq, solicited || wc->status != IBV_WC_SUCCESS);
 	return 0;
 }

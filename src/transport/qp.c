@@ -211,13 +211,11 @@ static void qp_reset_state(struct xrxe_tp_qp *qp)
 	 * every index write a release store, like all others. */
 	qp->sq_cons = qp->sq_fetch = 0;
 	qp->rq_cons = 0;
-	atomic_store_explicit((_Atomic uint32_t *)&qp->sq->consumer, 0, memory_order_release);
-	atomic_store_explicit((_Atomic uint32_t *)&qp->sq->producer, 0, memory_order_release);
+	xrxe_ring_publish_consumer(qp->sq, 0, qp->sq_mask);
+	xrxe_ring_publish_producer(qp->sq, 0, qp->sq_mask);
 	if (qp->rq) {
-		atomic_store_explicit((_Atomic uint32_t *)&qp->rq->consumer, 0,
-				      memory_order_release);
-		atomic_store_explicit((_Atomic uint32_t *)&qp->rq->producer, 0,
-				      memory_order_release);
+		xrxe_ring_publish_consumer(qp->rq, 0, qp->rq_mask);
+		xrxe_ring_publish_producer(qp->rq, 0, qp->rq_mask);
 	}
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));

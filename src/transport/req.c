@@ -153,8 +153,7 @@ bool xrxe_tpi_sq_has_new(const struct xrxe_tp_qp *qp)
 {
 	/* Acquire: pairs with the application's store-release of the producer
 	 * after it wrote the element. */
-	uint32_t prod = atomic_load_explicit((_Atomic uint32_t *)&qp->sq->producer,
-					     memory_order_acquire) & qp->sq_mask;
+	uint32_t prod = xrxe_ring_load_producer(qp->sq, qp->sq_mask);
 
 	return prod != (qp->sq_fetch & qp->sq_mask);
 }

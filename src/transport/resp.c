@@ -330,11 +330,10 @@ static int get_rwqe(struct xrxe_tp_qp *qp)
 
 	/* Acquire: pairs with the application's store-release of the
 	 * producer after writing the WQE (abi.h ordering rules). */
-	prod = atomic_load_explicit((_Atomic uint32_t *)&ring->producer, memory_order_acquire) &
-	       mask;
+	prod = xrxe_ring_load_producer(ring, mask);
 	if (prod == (cons & mask))
 		return -EAGAIN;
-	slot = ring->data + ((size_t)(cons & mask) << log2);
+	slot = xrxe_ring_slot(ring, cons, mask, log2);
 	memcpy(&hdr, slot, sizeof(hdr));
 	nsge = hdr.num_sge <= max_sge ? hdr.num_sge : 0;
 	memcpy(r->rsge, slot + sizeof(hdr), nsge * sizeof(struct xrxe_sge));
@@ -373,8 +372,7 @@ static void complete_rwqe(struct xrxe_tp_qp *qp, struct ibv_wc *wc, bool solicit
 	 * (An SRQ's consumer moved when the WQE was taken.) */
 	if (!qp->srq) {
 		qp->rq_cons++;
-		atomic_store_explicit((_Atomic uint32_t *)&qp->rq->consumer,
-				      qp->rq_cons & qp->rq_mask, memory_order_release);
+		xrxe_ring_publish_consumer(qp->rq, qp->rq_cons, qp->rq_mask);
 	}
 	if (xrxe_tpi_cq_post(qp->recv_cq, wc, solicited))
 		xrxe_tpi_qp_cq_overrun(qp); /* docs/facts/rxe.md §2.3 class G: recv CQ full */

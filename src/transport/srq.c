@@ -40,7 +40,7 @@ int xrxe_tp_srq_create(struct xrxe_tp *tp, uint32_t pdn, struct xrxe_ring *ring,
 	srq->max_sge = max_sge;
 	srq->pdn = pdn;
 	srq->user = user;
-	atomic_store_explicit((_Atomic uint32_t *)&ring->consumer, 0, memory_order_release);
+	xrxe_ring_publish_consumer(ring, 0, srq->mask);
 	srq->next = tp->srqs;
 	tp->srqs = srq;
 	tp->stats.srqs++;
@@ -103,12 +103,10 @@ void xrxe_tpi_srq_taken(struct xrxe_tp_srq *srq)
 
 	srq->cons++;
 	/* Release: the slot was copied out before the application may reuse it. */
-	atomic_store_explicit((_Atomic uint32_t *)&srq->ring->consumer, srq->cons & srq->mask,
-			      memory_order_release);
+	xrxe_ring_publish_consumer(srq->ring, srq->cons, srq->mask);
 	if (!srq->limit)
 		return;
-	prod = atomic_load_explicit((_Atomic uint32_t *)&srq->ring->producer,
-				    memory_order_acquire);
+	prod = xrxe_ring_load_producer(srq->ring, srq->mask);
 	count = (prod - srq->cons) & srq->mask;
 	/* IBA 11.5.2.4 (and rxe get_srq_wqe): once the number of WQEs drops
 	 * below the armed limit, one SRQ_LIMIT_REACHED and the limit is

@@ -27,6 +27,7 @@
 
 #include "transport/dcqcn.h"
 #include "transport/transport.h"
+#include "xrxe/ring.h"
 
 /* QPN 0 and 1 are the special QPs of IBA 10.2.5 (SMI, GSI); rxe hands out
  * ordinary QPNs from 17 on, and so do we. */

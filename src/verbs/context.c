@@ -170,7 +170,8 @@ int xrxe_hello(struct xrxe_conn *c, int async_wr, const struct xrxe_dev_page **p
 	}
 	/* the SQ doorbell ring (xrxe/ring.h) */
 	db = MAP_FAILED;
-	if (fstat(rfds[2], &st) == 0 && (size_t)st.st_size >= xrxe_ring_bytes(2, 16))
+	if (fstat(rfds[2], &st) == 0 && (size_t)st.st_size >= xrxe_ring_bytes(XRXE_DOORBELL_SLOTS,
+								  sizeof(struct xrxe_doorbell)))
 		db = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, rfds[2], 0);
 	close(rfds[2]);
 	if (db == MAP_FAILED) {
@@ -259,7 +260,7 @@ int xrxe_wq_map(struct xrxe_wq *q, int fd, size_t len, uint32_t min_elem)
 	q->map_len = len;
 	q->mask = mask;
 	q->log2_elem = log2;
-	q->prod = __atomic_load_n(&r->producer, __ATOMIC_RELAXED) & mask;
+	q->prod = xrxe_ring_load_producer(r, mask);
 	pthread_spin_init(&q->lock, PTHREAD_PROCESS_PRIVATE);
 	return 0;
 }

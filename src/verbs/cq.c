@@ -30,8 +30,7 @@
 
 static inline const struct xrxe_cqe *cqe_at(const struct xrxe_cq *cq, uint32_t idx)
 {
-	return (const struct xrxe_cqe *)(const void *)(cq->ring->data +
-						      ((size_t)(idx & cq->mask) << cq->log2_elem));
+	return xrxe_ring_slot(cq->ring, idx, cq->mask, cq->log2_elem);
 }
 
 /* --- polling -------------------------------------------------------------------- */
@@ -78,7 +77,7 @@ int xrxe_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		return 0;
 	pthread_spin_lock(&cq->lock);
 	/* acquire: the CQE contents written before the producer are visible */
-	prod = __atomic_load_n(&cq->ring->producer, __ATOMIC_ACQUIRE) & cq->mask;
+	prod = xrxe_ring_load_producer(cq->ring, cq->mask);
 	cons = cq->cons;
 	while (n < ne && cons != prod) {
 		memcpy(&wc[n], &cqe_at(cq, cons)->wc, sizeof(*wc));
@@ -91,7 +90,7 @@ int xrxe_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		cq->cons = cons;
 		/* release: our reads of the slots are done before the daemon may
 		 * reuse them */
-		__atomic_store_n(&cq->ring->consumer, cons, __ATOMIC_RELEASE);
+		xrxe_ring_publish_consumer(cq->ring, cons, cq->mask);
 	}
 	pthread_spin_unlock(&cq->lock);
 	if (n) {
@@ -146,7 +145,7 @@ static inline struct xrxe_cq *cqx_to_xcq(struct ibv_cq_ex *c)
  * (published by end_poll). */
 static bool cqx_take(struct xrxe_cq *cq)
 {
-	uint32_t prod = __atomic_load_n(&cq->ring->producer, __ATOMIC_ACQUIRE) & cq->mask;
+	uint32_t prod = xrxe_ring_load_producer(cq->ring, cq->mask);
 
 	if (cq->cons == prod)
 		return false;
@@ -187,7 +186,7 @@ static void cqx_end_poll(struct ibv_cq_ex *c)
 {
 	struct xrxe_cq *cq = cqx_to_xcq(c);
 
-	__atomic_store_n(&cq->ring->consumer, cq->cons, __ATOMIC_RELEASE);
+	xrxe_ring_publish_consumer(cq->ring, cq->cons, cq->mask);
 	cq->cur = NULL;
 	pthread_spin_unlock(&cq->lock);
 }
@@ -290,7 +289,7 @@ static struct xrxe_cq *cq_create(struct ibv_context *context, int cqe, void *cq_
 	cq->map_len = map.map_len;
 	cq->mask = map.mask;
 	cq->log2_elem = map.log2_elem;
-	cq->cons = __atomic_load_n(&map.ring->consumer, __ATOMIC_RELAXED) & map.mask;
+	cq->cons = xrxe_ring_load_consumer(map.ring, map.mask);
 	pthread_spin_destroy(&map.lock); /* xrxe_wq_map made one; the CQ has its own */
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 
@@ -438,7 +437,7 @@ int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 		cq->map_len = map.map_len;
 		cq->mask = map.mask;
 		cq->log2_elem = map.log2_elem;
-		cq->cons = __atomic_load_n(&map.ring->consumer, __ATOMIC_ACQUIRE) & map.mask;
+		cq->cons = xrxe_ring_load_consumer(map.ring, map.mask);
 		ibcq->cqe = (int)rep.cqe;
 	}
 	pthread_spin_unlock(&cq->lock);

@@ -122,7 +122,7 @@ static bool sq_has_room(struct xrxe_wq *q, uint32_t prod, uint32_t *cons)
 
 	if (next != *cons)
 		return true;
-	*cons = __atomic_load_n(&q->ring->consumer, __ATOMIC_ACQUIRE) & q->mask;
+	*cons = xrxe_ring_load_consumer(q->ring, q->mask);
 	return next != *cons;
 }
 
@@ -246,7 +246,7 @@ int xrxe_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
 	}
 	pthread_spin_lock(&q->lock);
 	prod = q->prod;
-	cons = __atomic_load_n(&q->ring->consumer, __ATOMIC_ACQUIRE) & q->mask;
+	cons = xrxe_ring_load_consumer(q->ring, q->mask);
 	for (; wr; wr = wr->next) {
 		if (!sq_has_room(q, prod, &cons)) {
 			ret = ENOMEM;
@@ -261,7 +261,7 @@ int xrxe_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
 	if (posted) {
 		q->prod = prod;
 		/* release: the WQE contents are visible before the index */
-		__atomic_store_n(&q->ring->producer, prod, __ATOMIC_RELEASE);
+		xrxe_ring_publish_producer(q->ring, prod, q->mask);
 	}
 	pthread_spin_unlock(&q->lock);
 	if (posted)
@@ -281,7 +281,7 @@ int xrxe_post_recv_ring(struct xrxe_wq *q, struct ibv_recv_wr *wr, struct ibv_re
 
 	pthread_spin_lock(&q->lock);
 	prod = q->prod;
-	cons = __atomic_load_n(&q->ring->consumer, __ATOMIC_ACQUIRE) & q->mask;
+	cons = xrxe_ring_load_consumer(q->ring, q->mask);
 	for (; wr; wr = wr->next) {
 		struct xrxe_recv_wqe *w;
 
@@ -307,7 +307,7 @@ int xrxe_post_recv_ring(struct xrxe_wq *q, struct ibv_recv_wr *wr, struct ibv_re
 		q->prod = prod;
 		/* release; no doorbell: the responder looks at the RQ when a
 		 * request arrives (docs/facts/rxe.md §4.3) */
-		__atomic_store_n(&q->ring->producer, prod, __ATOMIC_RELEASE);
+		xrxe_ring_publish_producer(q->ring, prod, q->mask);
 	}
 	pthread_spin_unlock(&q->lock);
 	if (ret)
@@ -353,7 +353,7 @@ static struct xrxe_send_wqe *wr_next(struct ibv_qp_ex *qx, unsigned int op)
 {
 	struct xrxe_qp *qp = qpx_to_xqp(qx);
 	struct xrxe_wq *q = &qp->sq;
-	uint32_t cons = __atomic_load_n(&q->ring->consumer, __ATOMIC_ACQUIRE) & q->mask;
+	uint32_t cons = xrxe_ring_load_consumer(q->ring, q->mask);
 	struct xrxe_send_wqe *w;
 
 	qp->wr_cur = NULL;
@@ -535,7 +535,7 @@ static int wr_complete(struct ibv_qp_ex *qx)
 	 * beyond the producer are simply reused. */
 	if (posted) {
 		q->prod = qp->wr_prod;
-		__atomic_store_n(&q->ring->producer, q->prod, __ATOMIC_RELEASE);
+		xrxe_ring_publish_producer(q->ring, q->prod, q->mask);
 	}
 	qp->wr_cur = NULL;
 	pthread_spin_unlock(&q->lock);
@@ -902,14 +902,11 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	if (attr_mask & IBV_QP_STATE) {
 		if (attr->qp_state == IBV_QPS_RESET && qp->sq.ring) {
 			pthread_spin_lock(&qp->sq.lock);
-			qp->sq.prod = __atomic_load_n(&qp->sq.ring->producer, __ATOMIC_ACQUIRE) &
-				      qp->sq.mask;
+			qp->sq.prod = xrxe_ring_load_producer(qp->sq.ring, qp->sq.mask);
 			pthread_spin_unlock(&qp->sq.lock);
 			if (qp->has_rq) {
 				pthread_spin_lock(&qp->rq.lock);
-				qp->rq.prod = __atomic_load_n(&qp->rq.ring->producer,
-							      __ATOMIC_ACQUIRE) &
-					      qp->rq.mask;
+				qp->rq.prod = xrxe_ring_load_producer(qp->rq.ring, qp->rq.mask);
 				pthread_spin_unlock(&qp->rq.lock);
 			}
 		}

@@ -168,7 +168,7 @@ void xrxe_wq_unmap(struct xrxe_wq *q);
 
 static inline void *xrxe_wq_slot(const struct xrxe_wq *q, uint32_t idx)
 {
-	return q->ring->data + ((size_t)(idx & q->mask) << q->log2_elem);
+	return xrxe_ring_slot(q->ring, idx, q->mask, q->log2_elem);
 }
 
 /* Post receive WQEs on an RQ or SRQ ring (lock taken inside). */
