@@ -77,6 +77,9 @@ pt() {
 }
 WBW=$(pt ib_write_bw -s 1048576 -D "$DURATION" | awk '{ print $4 }')   # MB/s (BW average)
 WLAT=$(pt ib_write_lat -s 8 -n 2000 | awk '{ print $5 }')             # typical us
+# One RDMA READ of 1 MiB, alone: what UCX's rendezvous (get_zcopy) does per
+# MPI message, besides two small messages (RTS, ATS).
+RLAT=$(pt ib_read_lat -s 1048576 -n 100 | awk '{ print $5 }')        # typical us
 
 # --- ucx_perftest --------------------------------------------------------------------
 # ucp FIELD TEST SIZE N: a "Final:" field (5 = overall latency us, 7 = overall
@@ -110,16 +113,25 @@ mpi_pp() {
 MBW=$(mpi_pp 1048576 "$ITERS" 4)  # MB/s
 MLAT=$(mpi_pp 8 2000 6)           # us per round trip
 MLAT_HALF=$(ratio "$MLAT" 2)
+# one MPI 1 MiB message, in us (MB/s is bytes per us), and what it would take
+# as one READ plus two small messages at ib_write_lat's latency
+MONE=$(awk -v b="$MBW" 'BEGIN { if (b ~ /^[0-9.]+$/ && b > 0) printf "%.0f\n", 1048576 / b; else print "n/a" }')
+RNDV=$(awk -v r="$RLAT" -v w="$WLAT" 'BEGIN {
+	if (r ~ /^[0-9.]+$/ && w ~ /^[0-9.]+$/) printf "%.0f\n", r + 2 * w; else print "n/a" }')
 
 printf '%-46s %12s %12s\n' "1 MiB bandwidth / 8 B latency (one way)" "MB/s" "us"
 printf '%-46s %12s %12s\n' "  ib_write_bw -s 1M / ib_write_lat -s 8" "$(val_or_na "$WBW")" "$(val_or_na "$WLAT")"
 printf '%-46s %12s %12s\n' "  ucx_perftest tag_bw 1M / tag_lat 8 B" "$(val_or_na "$UBW")" "$(val_or_na "$ULAT")"
 printf '%-46s %12s %12s\n' "  Open MPI ping-pong 1 MiB / 8 B (RTT/2)" "$(val_or_na "$MBW")" "$MLAT_HALF"
+printf '%-46s %12s %12s\n' "  ib_read_lat -s 1M (one READ, typical)" "" "$(val_or_na "$RLAT")"
+printf '%-46s %12s %12s\n' "  MPI 1 MiB, one message" "" "$MONE"
+printf '%-46s %12s %12s\n' "  one READ + 2 x ib_write_lat 8 B" "" "$RNDV"
 printf '\n%-58s %8s %8s\n' "ratios (same run)" "value" "target"
 printf '%-58s %7s%% %8s\n' "  MPI 1 MiB ping-pong / ib_write_bw 1 MiB" "$(ratio "$MBW" "$WBW" 100)" ">= 50%"
 printf '%-58s %7s%%\n' "  ucx_perftest tag_bw 1 MiB / ib_write_bw 1 MiB" "$(ratio "$UBW" "$WBW" 100)"
 printf '%-58s %7sx\n' "  ucx_perftest tag_lat / ib_write_lat" "$(ratio "$ULAT" "$WLAT")"
 printf '%-58s %7sx\n' "  MPI 8 B RTT/2 / ib_write_lat" "$(ratio "$MLAT_HALF" "$WLAT")"
+printf '%-58s %7sx\n' "  MPI 1 MiB message / (one READ + 2 small messages)" "$(ratio "$MONE" "$RNDV")"
 [ -s "$tmp/mpi.err" ] && grep -v '^$' "$tmp/mpi.err" | tail -n 5 | sed 's/^/mpi: /'
 [ -s "$tmp/why" ] && cat "$tmp/why"
 exit 0
