@@ -50,6 +50,9 @@
 
 #include <infiniband/verbs.h>
 
+#define OOB_PROG "rc_integrity"
+#include "oob.h"
+
 #define NQP 2 /* QP 0: data + atomics; QP 1: concurrent atomics */
 #define MAX_MSG (1u << 20)
 #define SEND_DEPTH 64
@@ -109,81 +112,6 @@ static uint8_t read_pattern(uint64_t seed, size_t i)
 	uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
 
 	return (uint8_t)(x >> 56 ^ x >> 13);
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "rc_integrity: %s: %s\n", what, strerror(errno ? errno : EIO));
-	exit(1);
-}
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "rc_integrity: FAIL: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
-
-static int oob_connect(const struct opts *o)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res;
-	char port[16];
-	int fd = -1, one = 1;
-
-	snprintf(port, sizeof(port), "%d", o->port);
-	if (o->server) {
-		if (getaddrinfo(o->server, port, &hints, &res))
-			die("getaddrinfo");
-		for (int tries = 0; tries < 100; tries++) {
-			fd = socket(res->ai_family, SOCK_STREAM, 0);
-			if (fd >= 0 && !connect(fd, res->ai_addr, res->ai_addrlen))
-				break;
-			close(fd);
-			fd = -1;
-			usleep(100000);
-		}
-		freeaddrinfo(res);
-		if (fd < 0)
-			die("connect");
-		return fd;
-	}
-	hints.ai_flags = AI_PASSIVE;
-	hints.ai_family = AF_INET6;
-	if (getaddrinfo(NULL, port, &hints, &res))
-		die("getaddrinfo");
-	int lfd = socket(res->ai_family, SOCK_STREAM, 0);
-	int zero = 0;
-
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(lfd, res->ai_addr, res->ai_addrlen) || listen(lfd, 1))
-		die("bind/listen");
-	freeaddrinfo(res);
-	fd = accept(lfd, NULL, NULL);
-	if (fd < 0)
-		die("accept");
-	close(lfd);
-	return fd;
-}
-
-static void xfer(int fd, void *buf, size_t len, bool out)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = out ? write(fd, p, len) : read(fd, p, len);
-
-		if (n <= 0)
-			die(out ? "oob write" : "oob read");
-		p += n;
-		len -= (size_t)n;
-	}
 }
 
 static void setup(struct ctx *c, const struct opts *o)
@@ -606,7 +534,7 @@ int main(int argc, char **argv)
 		*c.counter = 0;
 	}
 
-	fd = oob_connect(&o);
+	fd = oob_connect(o.server, o.port, 100);
 	xfer(fd, &me, sizeof(me), true);
 	xfer(fd, &peer, sizeof(peer), false);
 	connect_qps(&c, &o, &me, &peer);

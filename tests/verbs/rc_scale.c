@@ -30,6 +30,9 @@
 
 #include <infiniband/verbs.h>
 
+#define OOB_PROG "rc_scale"
+#include "oob.h"
+
 #define SLOT 4096u
 #define SEND_LEN 64u
 
@@ -47,85 +50,12 @@ struct hdr {
 	union ibv_gid gid;
 };
 
-static void die(const char *what)
-{
-	fprintf(stderr, "rc_scale: %s: %s\n", what, strerror(errno ? errno : EIO));
-	exit(1);
-}
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "rc_scale: FAIL: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int oob_connect(const struct opts *o)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res;
-	char port[16];
-	int fd = -1, one = 1, zero = 0, lfd;
-
-	snprintf(port, sizeof(port), "%d", o->port);
-	if (o->server) {
-		if (getaddrinfo(o->server, port, &hints, &res))
-			die("getaddrinfo");
-		for (int tries = 0; tries < 600; tries++) {
-			fd = socket(res->ai_family, SOCK_STREAM, 0);
-			if (fd >= 0 && !connect(fd, res->ai_addr, res->ai_addrlen))
-				break;
-			close(fd);
-			fd = -1;
-			usleep(100000);
-		}
-		freeaddrinfo(res);
-		if (fd < 0)
-			die("connect");
-		return fd;
-	}
-	hints.ai_flags = AI_PASSIVE;
-	hints.ai_family = AF_INET6;
-	if (getaddrinfo(NULL, port, &hints, &res))
-		die("getaddrinfo");
-	lfd = socket(res->ai_family, SOCK_STREAM, 0);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(lfd, res->ai_addr, res->ai_addrlen) || listen(lfd, 1))
-		die("bind/listen");
-	freeaddrinfo(res);
-	fd = accept(lfd, NULL, NULL);
-	if (fd < 0)
-		die("accept");
-	close(lfd);
-	return fd;
-}
-
-static void xfer(int fd, void *buf, size_t len, bool out)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = out ? write(fd, p, len) : read(fd, p, len);
-
-		if (n <= 0)
-			die(out ? "oob write" : "oob read");
-		p += n;
-		len -= (size_t)n;
-	}
 }
 
 static uint8_t pattern(uint32_t q, uint32_t i, uint8_t kind)
@@ -252,7 +182,7 @@ int main(int argc, char **argv)
 	me.nqp = o.nqp;
 	me.rkey = mr->rkey;
 	me.addr = (uintptr_t)buf;
-	fd = oob_connect(&o);
+	fd = oob_connect(o.server, o.port, 600);
 	xfer(fd, &me, sizeof(me), true);
 	xfer(fd, &peer, sizeof(peer), false);
 	if (peer.nqp != o.nqp)
