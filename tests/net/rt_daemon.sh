@@ -8,8 +8,11 @@
 # is then window-bound with WQEs it cannot send, which is exactly when the
 # old loop spun. Checks: A's daemon.naps grew during the stop, A used less
 # than half of one CPU during it (spinning: ~100 %), and after SIGCONT both
-# perftest ends finish and report success. The stop is shorter than the
-# QP's retry budget (timeout 14 = 67 ms x retry_cnt 7 = 470 ms).
+# perftest ends finish and report success. The QPs' Local ACK Timeout is
+# raised (-u 17: 537 ms, x retry_cnt 7 = 3.8 s) so that the stop stays well
+# inside one timeout: with perftest's default (14: 67 ms, 470 ms in all) a
+# 0.3 s stop used 6-7 of the 7 retries here, and on a loaded machine, with B
+# slow to answer after SIGCONT, one more ended the run in RETRY_EXC_ERR.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
@@ -51,11 +54,11 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # transfer even where each probe of `xrxe qp` (a python3 start) is slow --
 # with 2 s the QP was sometimes gone before the stop, and nothing could nap
 PORT=18771
-ns_exec "$NS_B" timeout 60 "${RUN[@]}" ib_write_bw -d "xrxe_$IF_B" -x 1 -F -p $PORT -D 8 \
+ns_exec "$NS_B" timeout 60 "${RUN[@]}" ib_write_bw -d "xrxe_$IF_B" -x 1 -F -u 17 -p $PORT -D 8 \
 	-s 65536 --report_gbits >"$TMP/server.out" 2>&1 &
 SPID=$!
 wait_listen "$NS_B" $PORT
-ns_exec "$NS_A" timeout 60 "${RUN[@]}" ib_write_bw -d "xrxe_$IF_A" -x 1 -F -p $PORT -D 8 \
+ns_exec "$NS_A" timeout 60 "${RUN[@]}" ib_write_bw -d "xrxe_$IF_A" -x 1 -F -u 17 -p $PORT -D 8 \
 	-s 65536 --report_gbits "$IP4_B" >"$TMP/client.out" 2>&1 &
 CPID=$!
 
