@@ -247,8 +247,11 @@ OMPI_RUN=(mpirun.openmpi --allow-run-as-root --mca plm_rsh_agent "$AGENT" --mca 
 HOSTD_SOCK=$TMP/hostd.sock
 AS_USER=(setpriv --reuid="$USER_NAME" --regid="$(id -g "$USER_NAME" 2>/dev/null)" --clear-groups
 	env HOME=/tmp)
-OMPI_RUN_USER=(mpirun.openmpi --mca plm_rsh_agent "python3 $MPI_DIR/hostd.py connect $HOSTD_SOCK"
-	--mca pml ucx)
+# One executable as the user's "ssh" (MPICH's -launcher-exec takes a path).
+printf '#!/bin/sh\nexec python3 %s/hostd.py connect %s "$@"\n' "$MPI_DIR" "$HOSTD_SOCK" \
+	>"$MPI_DIR/hostd-ssh"
+chmod 755 "$MPI_DIR/hostd-ssh"
+OMPI_RUN_USER=(mpirun.openmpi --mca plm_rsh_agent "$MPI_DIR/hostd-ssh" --mca pml ucx)
 XRXE_MPI_HOSTS=$MPI_HOSTS XRXE_MPI_XRXE=$XRXE python3 "$MPI_DIR/hostd.py" serve "$HOSTD_SOCK" \
 	2>"$TMP/hostd.log" &
 NETNS_PIDS+=("$!")
@@ -284,17 +287,12 @@ for who in root user; do
 	ucx_info_check "$who"
 	tap_diag "$who: view and ucx_info in $((SECONDS - t0)) s"
 	t0=$SECONDS
-	if [ "$who" = root ]; then
-		for tls in rc_verbs,ud_verbs ud_verbs; do
-			perftest "$who" "$tls" tag_lat 8 200
-			perftest "$who" "$tls" tag_bw 65536 100
-			perftest "$who" "$tls" ucp_put_bw 65536 100
-			perftest "$who" "$tls" ucp_get 65536 100
-		done
-	else
-		perftest "$who" rc_verbs,ud_verbs tag_lat 8 200
-		perftest "$who" rc_verbs,ud_verbs tag_bw 65536 100
-	fi
+	for tls in rc_verbs,ud_verbs ud_verbs; do
+		perftest "$who" "$tls" tag_lat 8 200
+		perftest "$who" "$tls" tag_bw 65536 100
+		perftest "$who" "$tls" ucp_put_bw 65536 100
+		perftest "$who" "$tls" ucp_get 65536 100
+	done
 	tap_diag "$who: ucx_perftest runs in $((SECONDS - t0)) s"
 	t0=$SECONDS
 
@@ -308,39 +306,38 @@ for who in root user; do
 		tap_diag "$(cat "$TMP/mpicc.log")"
 		continue
 	fi
+	# root launches through netns_agent.sh directly (it may enter the
+	# namespaces); the user runs its own mpirun, whose ssh is hostd's client
 	if [ "$who" = user ]; then
 		hostd_check
-		mpi_run "$who" "its own mpirun -np 2 (one rank per namespace, launched through hostd)" \
-			"$PP_BYTES" "${OMPI_RUN_USER[@]}" -np 2 --host ha,hb "$TMP/mpi_check.openmpi" --iters 1
+		ompi=("${OMPI_RUN_USER[@]}") how=" (the user's own mpirun, through hostd)"
+		mpich_agent=$MPI_DIR/hostd-ssh
 	else
-		mpi_run "$who" "Open MPI -np 2 (one rank per namespace)" "$PP_BYTES" \
-			"${OMPI_RUN[@]}" -np 2 --host ha,hb "$TMP/mpi_check.openmpi" --iters 1
+		ompi=("${OMPI_RUN[@]}") how="" mpich_agent=$AGENT
 	fi
-	if [ "$who" = root ]; then
-		mpi_run "$who" "Open MPI -np 4 (two ranks per namespace)" "$PP_BYTES" \
-			"${OMPI_RUN[@]}" -np 4 --host ha:2,hb:2 "$TMP/mpi_check.openmpi" --iters 1
-	fi
-	if [ "$who" = user ]; then
-		: # mpi4py is the same Open MPI job: once, as root
-	elif python3 -c 'import mpi4py' 2>/dev/null; then
-		mpi_run "$who" "mpi4py -np 2" 1 \
-			"${OMPI_RUN[@]}" -np 2 --host ha,hb python3 "$MPI_DIR/allreduce.py"
+	mpi_run "$who" "Open MPI -np 2 (one rank per namespace)$how" "$PP_BYTES" \
+		"${ompi[@]}" -np 2 --host ha,hb "$TMP/mpi_check.openmpi" --iters 1
+	mpi_run "$who" "Open MPI -np 4 (two ranks per namespace)$how" "$PP_BYTES" \
+		"${ompi[@]}" -np 4 --host ha:2,hb:2 "$TMP/mpi_check.openmpi" --iters 1
+	if python3 -c 'import mpi4py' 2>/dev/null; then
+		mpi_run "$who" "mpi4py -np 2$how" 1 \
+			"${ompi[@]}" -np 2 --host ha,hb python3 "$MPI_DIR/allreduce.py"
 	else
 		tap_skip "$who: mpi4py Allreduce" "python3-mpi4py is not installed (scripts/deps.sh)"
 	fi
-	if [ "$who" = root ]; then
-		# Debian 12's MPICH is built ch4:ucx (mpichversion: "MPICH Device:
-		# ch4:ucx"), so it runs on UCX as well, not on libfabric; hydra's
-		# proxies call back on the address of -iface.
-		if command -v mpirun.mpich >/dev/null && command -v mpicc.mpich >/dev/null &&
-			mpicc.mpich -O2 -o "$TMP/mpi_check.mpich" "$MPI_DIR/mpi_check.c" 2>"$TMP/mpicc.log"; then
+	# Debian 12's MPICH is built ch4:ucx (mpichversion: "MPICH Device:
+	# ch4:ucx"), so it runs on UCX as well, not on libfabric; hydra's
+	# proxies call back on the address of -iface.
+	if command -v mpirun.mpich >/dev/null && command -v mpicc.mpich >/dev/null &&
+		{ [ -x "$TMP/mpi_check.mpich" ] ||
+			mpicc.mpich -O2 -o "$TMP/mpi_check.mpich" "$MPI_DIR/mpi_check.c" 2>"$TMP/mpicc.log"; }; then
+		[ "$who" = root ] &&
 			tap_diag "MPICH $(mpichversion 2>/dev/null | sed -n 's/^MPICH Device: *//p' | tr -d '\t')"
-			mpi_run "$who" "MPICH -n 2" "$PP_BYTES" \
-				mpirun.mpich -launcher ssh -launcher-exec "$AGENT" -iface "$IF_A" \
-				-hosts ha,hb -n 2 "$TMP/mpi_check.mpich" --iters 1
-		else
-			tap_skip "MPICH -n 2" "mpich / libmpich-dev are not installed (scripts/deps.sh)"
-		fi
+		mpi_run "$who" "MPICH -n 2$how" "$PP_BYTES" \
+			mpirun.mpich -launcher ssh -launcher-exec "$mpich_agent" -iface "$IF_A" \
+			-hosts ha,hb -n 2 "$TMP/mpi_check.mpich" --iters 1
+	else
+		tap_skip "$who: MPICH -n 2" "mpich / libmpich-dev are not installed (scripts/deps.sh)"
 	fi
 	tap_diag "$who: MPI jobs in $((SECONDS - t0)) s"
 done
