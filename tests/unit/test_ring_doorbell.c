@@ -11,21 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_harness.h"
 #include "xrxe/ring.h"
-
-static struct xrxe_ring *ring_new(uint32_t nslots, uint32_t elem)
-{
-	struct xrxe_ring *r = aligned_alloc(64, (xrxe_ring_bytes(nslots, elem) + 63) & ~(size_t)63);
-	uint32_t log2 = 0;
-
-	cr_assert(r);
-	memset(r, 0, xrxe_ring_bytes(nslots, elem));
-	while ((1u << log2) < elem)
-		log2++;
-	r->log2_elem_size = log2;
-	r->index_mask = nslots - 1;
-	return r;
-}
 
 /* the daemon's side (src/daemon/ctrl_doorbell.c): take every handle */
 static unsigned drain(struct xrxe_ring *db, uint32_t *cons, uint32_t *out, unsigned max)
@@ -47,8 +34,8 @@ static unsigned drain(struct xrxe_ring *db, uint32_t *cons, uint32_t *out, unsig
 
 Test(ring_doorbell, once_per_qp_until_taken_then_again)
 {
-	struct xrxe_ring *db = ring_new(XRXE_DOORBELL_SLOTS, sizeof(struct xrxe_doorbell));
-	struct xrxe_ring *sq = ring_new(4, 128);
+	struct xrxe_ring *db = xrxe_tph_ring_alloc(XRXE_DOORBELL_SLOTS, sizeof(struct xrxe_doorbell));
+	struct xrxe_ring *sq = xrxe_tph_ring_alloc(4, 128);
 	uint32_t prod = 0, cons = 0, got[16];
 
 	/* three posts before the daemon looks: one doorbell */
@@ -72,7 +59,7 @@ Test(ring_doorbell, once_per_qp_until_taken_then_again)
 
 Test(ring_doorbell, full_ring_flags_overflow_and_never_overwrites)
 {
-	struct xrxe_ring *db = ring_new(XRXE_DOORBELL_SLOTS, sizeof(struct xrxe_doorbell));
+	struct xrxe_ring *db = xrxe_tph_ring_alloc(XRXE_DOORBELL_SLOTS, sizeof(struct xrxe_doorbell));
 	uint32_t prod = 0, cons = 0, got[4], cap = XRXE_DOORBELL_SLOTS - 1;
 
 	for (uint32_t h = 1; h <= cap + 2; h++)
@@ -93,7 +80,7 @@ Test(ring_doorbell, full_ring_flags_overflow_and_never_overwrites)
 
 Test(ring_doorbell, hostile_header_keeps_the_daemon_in_the_ring)
 {
-	struct xrxe_ring *db = ring_new(XRXE_DOORBELL_SLOTS, sizeof(struct xrxe_doorbell));
+	struct xrxe_ring *db = xrxe_tph_ring_alloc(XRXE_DOORBELL_SLOTS, sizeof(struct xrxe_doorbell));
 	uint32_t cons = 0;
 
 	/* The application may write anything into the header it shares: a

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tp_harness.h"
 #include "transport/tp_internal.h"
 
 #define MAXQ 65600u
@@ -54,20 +55,6 @@ static void cap_submit(void *user, struct xrxe_tp_txbuf *buf)
 
 static const struct xrxe_tp_ops cap_ops = { .tx_reserve = cap_reserve, .tx_submit = cap_submit };
 
-static struct xrxe_ring *ring_new(uint32_t nslots, uint32_t elem)
-{
-	struct xrxe_ring *r = aligned_alloc(64, (xrxe_ring_bytes(nslots, elem) + 63) & ~(size_t)63);
-	uint32_t log2 = 0;
-
-	cr_assert(r);
-	memset(r, 0, xrxe_ring_bytes(nslots, elem));
-	while ((1u << log2) < elem)
-		log2++;
-	r->log2_elem_size = log2;
-	r->index_mask = nslots - 1;
-	return r;
-}
-
 struct env {
 	struct xrxe_tp *tp;
 	uint32_t pdn;
@@ -98,10 +85,10 @@ static void env_init(struct env *e, uint32_t max_qp)
 	e->now = 1000000;
 	cr_assert_eq(xrxe_tp_create(&cfg, &e->tp), 0);
 	cr_assert_eq(xrxe_tp_pd_alloc(e->tp, &e->pdn), 0);
-	e->cq_ring = ring_new(1024, sizeof(struct xrxe_cqe));
+	e->cq_ring = xrxe_tph_ring_alloc(1024, sizeof(struct xrxe_cqe));
 	cr_assert_eq(xrxe_tp_cq_create(e->tp, e->cq_ring, 1024, NULL, &e->cq), 0);
-	e->idle_sq = ring_new(2, SQ_ELEM);
-	e->idle_rq = ring_new(2, RQ_ELEM);
+	e->idle_sq = xrxe_tph_ring_alloc(2, SQ_ELEM);
+	e->idle_rq = xrxe_tph_ring_alloc(2, RQ_ELEM);
 	e->qp = calloc(max_qp, sizeof(*e->qp));
 	e->sq = calloc(max_qp, sizeof(*e->sq));
 	e->sq_prod = calloc(max_qp, sizeof(*e->sq_prod));
@@ -123,7 +110,7 @@ static void add_qp(struct env *e, uint32_t own_sq, uint8_t timeout)
 	struct xrxe_av av = { .ip_version = 4, .hop_limit = 64 };
 
 	if (own_sq)
-		e->sq[i] = ring_new(own_sq, SQ_ELEM);
+		e->sq[i] = xrxe_tph_ring_alloc(own_sq, SQ_ELEM);
 	init.sq = own_sq ? e->sq[i] : e->idle_sq;
 	cr_assert_eq(xrxe_tp_qp_create(e->tp, &init, &qpn, &e->qp[i]), 0);
 	av.saddr.v4.s_addr = htonl(0x0a000001);

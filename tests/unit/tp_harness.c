@@ -281,7 +281,7 @@ void xrxe_tph_av(const struct xrxe_tph *h, int from, struct xrxe_av *av)
 	av->tclass = 0;
 }
 
-static struct xrxe_ring *ring_alloc(uint32_t nslots, uint32_t elem)
+struct xrxe_ring *xrxe_tph_ring_alloc(uint32_t nslots, uint32_t elem)
 {
 	size_t bytes = xrxe_ring_bytes(nslots, elem);
 	struct xrxe_ring *r;
@@ -289,6 +289,8 @@ static struct xrxe_ring *ring_alloc(uint32_t nslots, uint32_t elem)
 
 	bytes = (bytes + 4095) & ~(size_t)4095;
 	r = aligned_alloc(4096, bytes);
+	if (!r)
+		abort();
 	memset(r, 0, bytes);
 	while ((1u << log2) < elem)
 		log2++;
@@ -312,7 +314,7 @@ struct xrxe_tph_cq *xrxe_tph_cq_create(struct xrxe_tph_side *s, uint32_t nslots)
 
 	c->s = s;
 	c->nslots = nslots;
-	c->ring = ring_alloc(nslots, sizeof(struct xrxe_cqe));
+	c->ring = xrxe_tph_ring_alloc(nslots, sizeof(struct xrxe_cqe));
 	if (xrxe_tp_cq_create(s->tp, c->ring, nslots, c, &c->cq))
 		abort();
 	if (s->h->ncqs < XRXE_TPH_MAX_OBJS)
@@ -322,7 +324,7 @@ struct xrxe_tph_cq *xrxe_tph_cq_create(struct xrxe_tph_side *s, uint32_t nslots)
 
 int xrxe_tph_cq_resize(struct xrxe_tph_cq *c, uint32_t nslots)
 {
-	struct xrxe_ring *ring = ring_alloc(nslots, sizeof(struct xrxe_cqe));
+	struct xrxe_ring *ring = xrxe_tph_ring_alloc(nslots, sizeof(struct xrxe_cqe));
 	int err = xrxe_tp_cq_resize(c->s->tp, c->cq, ring, nslots);
 
 	if (err) {
@@ -369,8 +371,8 @@ static struct xrxe_tph_qp *qp_create(struct xrxe_tph_side *s, enum ibv_qp_type t
 	q->rq_slots = rq_slots;
 	q->sq_elem = pow2(sizeof(struct xrxe_send_wqe) + 256);
 	q->rq_elem = pow2(sizeof(struct xrxe_recv_wqe) + 4 * sizeof(struct xrxe_sge));
-	q->sq = ring_alloc(sq_slots, q->sq_elem);
-	q->rq = srq ? NULL : ring_alloc(rq_slots, q->rq_elem);
+	q->sq = xrxe_tph_ring_alloc(sq_slots, q->sq_elem);
+	q->rq = srq ? NULL : xrxe_tph_ring_alloc(rq_slots, q->rq_elem);
 	q->scq = scq;
 	q->rcq = rcq;
 	memset(&init, 0, sizeof(init));
@@ -415,7 +417,7 @@ struct xrxe_tph_srq *xrxe_tph_srq_create(struct xrxe_tph_side *s, uint32_t slots
 	q->s = s;
 	q->slots = slots;
 	q->elem = pow2(sizeof(struct xrxe_recv_wqe) + 4 * sizeof(struct xrxe_sge));
-	q->ring = ring_alloc(slots, q->elem);
+	q->ring = xrxe_tph_ring_alloc(slots, q->elem);
 	if (xrxe_tp_srq_create(s->tp, s->pdn, q->ring, slots, 4, q, &q->srq))
 		abort();
 	if (s->h->nsrqs < XRXE_TPH_MAX_OBJS)
@@ -438,7 +440,7 @@ struct xrxe_tph_qp *xrxe_tph_qp_create_xrc_ini(struct xrxe_tph_side *s, struct x
 	q->cap.max_send_wr = sq_slots - 1;
 	q->sq_slots = sq_slots;
 	q->sq_elem = pow2(sizeof(struct xrxe_send_wqe) + 256);
-	q->sq = ring_alloc(sq_slots, q->sq_elem);
+	q->sq = xrxe_tph_ring_alloc(sq_slots, q->sq_elem);
 	q->scq = q->rcq = scq;
 	memset(&init, 0, sizeof(init));
 	init.qp_type = IBV_QPT_XRC_SEND;
@@ -482,7 +484,7 @@ struct xrxe_tph_srq *xrxe_tph_srq_create_xrc(struct xrxe_tph_side *s, uint32_t p
 	q->s = s;
 	q->slots = slots;
 	q->elem = pow2(sizeof(struct xrxe_recv_wqe) + 4 * sizeof(struct xrxe_sge));
-	q->ring = ring_alloc(slots, q->elem);
+	q->ring = xrxe_tph_ring_alloc(slots, q->elem);
 	if (xrxe_tp_srq_create_xrc(s->tp, pdn, xrcdn, cq->cq, q->ring, slots, 4, q, &q->srq))
 		abort();
 	if (s->h->nsrqs < XRXE_TPH_MAX_OBJS)

@@ -168,6 +168,9 @@ int xrxe_tph_post_srq_recv(struct xrxe_tph_srq *q, uint64_t wr_id, const struct 
 			   uint32_t nsge);
 void xrxe_tph_qp_destroy(struct xrxe_tph_qp *q);
 void xrxe_tph_cq_destroy(struct xrxe_tph_cq *c);
+/* A zeroed shared ring as the daemon makes one (abi.h header: index mask,
+ * element size rounded up to a power of 2), page-aligned; free() it. */
+struct xrxe_ring *xrxe_tph_ring_alloc(uint32_t nslots, uint32_t elem);
 /* ibv_resize_cq: a new ring of nslots (a power of 2); 0 or the core's error
  * (the CQ keeps its old ring then). */
 int xrxe_tph_cq_resize(struct xrxe_tph_cq *c, uint32_t nslots);
