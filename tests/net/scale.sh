@@ -15,6 +15,7 @@ export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
 source tests/lib/tap.sh
 tap_require_root "many QPs over xrxe"
 source tests/lib/netns.sh
+source tests/lib/verbs.sh # start_daemons
 
 XRXED=$PWD/$BUILD/bin/xrxed
 XRXE=$PWD/$BUILD/bin/xrxe
@@ -30,11 +31,7 @@ done
 
 netns_tmpdir TMP
 netns_pair 77 1500
-ns_bg "$NS_A" sh -c "exec '$XRXED' '$IF_A' >>'$TMP/xrxed-a.log' 2>&1"
-PID_A=$NETNS_LAST_PID
-ns_bg "$NS_B" sh -c "exec '$XRXED' '$IF_B' >>'$TMP/xrxed-b.log' 2>&1"
-PID_B=$NETNS_LAST_PID
-if ! netns_wait_file "/run/xrxe/$IF_A.sock" 10 || ! netns_wait_file "/run/xrxe/$IF_B.sock" 10; then
+if ! start_daemons; then
 	tap_fail "xrxed started on both ends"
 	exit 1
 fi
