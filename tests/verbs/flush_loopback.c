@@ -79,8 +79,7 @@ static struct ibv_wc do_flush(struct ibv_qp *qp, struct ibv_cq *cq, uint32_t rke
 
 int main(int argc, char **argv)
 {
-	int gidx = argc > 2 ? atoi(argv[2]) : 1, n;
-	struct ibv_device **list;
+	int gidx = argc > 2 ? atoi(argv[2]) : 1;
 	struct ibv_context *ctx = NULL;
 	struct ibv_device_attr_ex dx;
 	struct ibv_pd *pd;
@@ -97,10 +96,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE [GID_INDEX]\n", argv[0]);
 		return 2;
 	}
-	list = ibv_get_device_list(&n);
-	for (int i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
-			ctx = ibv_open_device(list[i]);
+	ctx = loopback_open_device(argv[1]);
 	if (!ctx) {
 		check(0, "open %s", argv[1]);
 		return 1;

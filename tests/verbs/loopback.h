@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the loopback programs of tests/verbs share: TAP check lines, a
- * bounded poll, and an RC QP taken to RTS towards a QP of the same device
+ * What the loopback programs of tests/verbs share: opening the device by
+ * name, TAP check lines, a bounded poll, and an RC QP taken to RTS towards a QP of the same device
  * (the device loops packets to its own GIDs back). Header-only: each program
  * is one file.
  */
@@ -17,6 +17,20 @@
 #include <infiniband/verbs.h>
 
 static int failed;
+
+/* The device named name, opened; NULL if there is none. */
+static inline struct ibv_context *loopback_open_device(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+
+	for (int i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	return ctx;
+}
 
 static inline void check(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline void check(int cond, const char *fmt, ...)

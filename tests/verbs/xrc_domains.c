@@ -20,19 +20,6 @@
 
 #include "loopback.h"
 
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	return ctx;
-}
-
 static struct ibv_xrcd *xrcd_open(struct ibv_context *ctx, int fd, int oflags)
 {
 	struct ibv_xrcd_init_attr a = {
@@ -61,7 +48,7 @@ static struct ibv_qp *open_tgt(struct ibv_context *ctx, struct ibv_xrcd *x, uint
  * waits for the message. Exit status 0: received as sent. */
 static int child(const char *dev, const char *path, int rd, int wr)
 {
-	struct ibv_context *ctx = open_dev(dev);
+	struct ibv_context *ctx = loopback_open_device(dev);
 	char buf[64] = { 0 };
 	struct ibv_srq_init_attr_ex sa;
 	struct ibv_xrcd *x;
@@ -138,7 +125,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE [GID_INDEX]\n", argv[0]);
 		return 2;
 	}
-	ctx = open_dev(argv[1]);
+	ctx = loopback_open_device(argv[1]);
 	fd1 = mkstemp(path);
 	fd2 = mkstemp(path2);
 	if (!ctx || fd1 < 0 || fd2 < 0 || ibv_query_device(ctx, &da) ||
