@@ -101,6 +101,18 @@ void xrxe_obj_del(struct xrxe_context *ctx, struct xrxe_obj *o)
 
 void *xrxe_obj_find(struct xrxe_context *ctx, uint32_t type, uint32_t handle)
 {
+	void *ptr = xrxe_obj_find_local(ctx, type, handle);
+
+	/* The daemon writes the events of every object of the connection to
+	 * the exporter's pipe, the kernel's default async file likewise:
+	 * objects created through imported contexts are theirs (import.c). */
+	if (!ptr && !ctx->primary)
+		ptr = xrxe_import_obj_find(ctx, type, handle);
+	return ptr;
+}
+
+void *xrxe_obj_find_local(struct xrxe_context *ctx, uint32_t type, uint32_t handle)
+{
 	void *ptr = NULL;
 
 	pthread_mutex_lock(&ctx->obj_lock);

@@ -20,7 +20,9 @@
  * take the exporter's lock and sequence numbers (xrxe_conn.serial), its
  * doorbells go into the exporter's ring, its page is the exporter's
  * mapping. Its async_fd is a pipe of its own that stays silent: the daemon
- * has one event pipe per connection, the exporter's.
+ * has one event pipe per connection, the exporter's, which reports the
+ * events of the importers' objects too (the kernel's default async file
+ * does the same), found through the exporter's list of imports.
  *
  * What the daemon needs of the process (its registered-memory memfd, given
  * at HELLO; its /proc/self/mem for ODP) is the exporter's, so only the
@@ -70,6 +72,17 @@ static void reg_unlink(struct xrxe_context *ctx)
 		}
 }
 
+void *xrxe_import_obj_find(struct xrxe_context *ctx, uint32_t type, uint32_t handle)
+{
+	void *ptr = NULL;
+
+	pthread_mutex_lock(&reg_lock);
+	for (struct xrxe_context *i = ctx->imports; i && !ptr; i = i->imp_next)
+		ptr = xrxe_obj_find_local(i, type, handle);
+	pthread_mutex_unlock(&reg_lock);
+	return ptr;
+}
+
 bool xrxe_import_close_primary(struct xrxe_context *ctx)
 {
 	struct ibv_context *c = &ctx->vctx.context;
@@ -103,6 +116,13 @@ int xrxe_import_close_device(struct xrxe_context *imp)
 	struct ibv_context *c = &imp->vctx.context;
 	bool free_primary;
 
+	pthread_mutex_lock(&reg_lock);
+	for (struct xrxe_context **i = &p->imports; *i; i = &(*i)->imp_next)
+		if (*i == imp) {
+			*i = imp->imp_next;
+			break;
+		}
+	pthread_mutex_unlock(&reg_lock);
 	xrxe_conn_close(&imp->conn); /* the duplicate descriptor it was given */
 	close(c->async_fd);
 	close(imp->async_wr);
@@ -182,6 +202,10 @@ struct ibv_context *ibv_import_device(int cmd_fd)
 	pthread_mutex_init(&imp->conn.lock, NULL);
 	imp->conn.serial = &p->conn;
 	xrxe_context_setup(imp, &p->dev->dev, async[0]);
+	pthread_mutex_lock(&reg_lock);
+	imp->imp_next = p->imports;
+	p->imports = imp;
+	pthread_mutex_unlock(&reg_lock);
 	return &imp->vctx.context;
 
 fail:

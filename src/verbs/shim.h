@@ -112,6 +112,7 @@ struct xrxe_context {
 	uint64_t sock_dev, sock_ino;
 	int pid;
 	uint32_t importers;
+	struct xrxe_context *imports, *imp_next; /* the contexts imported from it */
 	bool closed;
 	struct xrxe_dm *dms;
 	uint32_t dm_next_handle;
@@ -142,6 +143,9 @@ void xrxe_obj_add(struct xrxe_context *ctx, struct xrxe_obj *o, uint32_t type, u
 		  void *ptr);
 void xrxe_obj_del(struct xrxe_context *ctx, struct xrxe_obj *o);
 void *xrxe_obj_find(struct xrxe_context *ctx, uint32_t type, uint32_t handle);
+/* ctx's own table only (xrxe_obj_find also asks the contexts imported from it) */
+void *xrxe_obj_find_local(struct xrxe_context *ctx, uint32_t type, uint32_t handle);
+void *xrxe_import_obj_find(struct xrxe_context *ctx, uint32_t type, uint32_t handle);
 
 /* HELLO on a fresh connection: maps the device page, returns the doorbell
  * eventfd and hands the daemon async_wr (write end of the async pipe, or -1

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,61 @@ static void bad_handles(struct ibv_context *imp, struct ibv_pd *pd, struct ibv_m
 	      errno);
 }
 
+/* --- async events ------------------------------------------------------------------ */
+
+/* The daemon reports every object's events on the connection's one event
+ * pipe, the exporter's (the kernel's default async file likewise): an SRQ
+ * limit event of an SRQ created through the imported context arrives on the
+ * exporter's async_fd, naming the importer's SRQ. */
+static void srq_event(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_mr *src,
+		      struct ibv_context *imp, struct ibv_pd *ipd, struct ibv_mr *dst,
+		      union ibv_gid *gid, int gidx)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_sge rs = { .addr = (uintptr_t)dst->addr, .length = 64, .lkey = dst->lkey };
+	struct ibv_recv_wr rwr = { .sg_list = &rs, .num_sge = 1 }, *rbad;
+	struct ibv_sge ss = { .addr = (uintptr_t)src->addr, .length = 64, .lkey = src->lkey };
+	struct ibv_send_wr swr = { .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED }, *sbad;
+	struct ibv_srq_attr lim = { .srq_limit = 2 };
+	struct side snd = { 0 }, rcv = { 0 };
+	struct ibv_async_event ev = { 0 };
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_srq *srq = ibv_create_srq(ipd, &sa);
+	struct ibv_wc wc;
+	int ok = 0;
+
+	if (!srq || side_open(&snd, ctx, pd))
+		goto out;
+	rcv.cq = ibv_create_cq(imp, 16, NULL, NULL, 0);
+	qa.send_cq = qa.recv_cq = rcv.cq;
+	qa.srq = srq;
+	rcv.qp = rcv.cq ? ibv_create_qp(ipd, &qa) : NULL;
+	for (int i = 0; i < 2; i++)
+		if (ibv_post_srq_recv(srq, &rwr, &rbad))
+			goto out;
+	if (!rcv.qp || ibv_modify_srq(srq, &lim, IBV_SRQ_LIMIT) ||
+	    connect_qp(snd.qp, rcv.qp->qp_num, gid, gidx, ACCESS) ||
+	    connect_qp(rcv.qp, snd.qp->qp_num, gid, gidx, ACCESS) ||
+	    ibv_post_send(snd.qp, &swr, &sbad) || poll1(snd.cq, &wc) != 1 ||
+	    wc.status != IBV_WC_SUCCESS)
+		goto out;
+	if (poll(&pfd, 1, 5000) == 1 && ibv_get_async_event(ctx, &ev) == 0) {
+		ok = ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED && ev.element.srq == srq;
+		ibv_ack_async_event(&ev);
+	}
+out:
+	check(ok, "an SRQ of the imported context: its limit event on the exporter's async_fd");
+	side_close(&snd);
+	side_close(&rcv);
+	if (srq)
+		ibv_destroy_srq(srq);
+}
+
 /* --- device memory --------------------------------------------------------------- */
 
 static void dm_sharing(struct ibv_context *ctx, struct ibv_context *imp, struct ibv_pd *ipd)
@@ -238,6 +294,7 @@ int main(int argc, char **argv)
 	side_close(&es);
 
 	dm_sharing(ctx, imp, ipd);
+	srq_event(ctx, pd, src, imp, ipd, dst, &gid, gidx);
 
 	/* Unimport and the importer's close leave the exporter's objects. */
 	ibv_unimport_mr(imr);
