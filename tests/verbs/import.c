@@ -239,7 +239,7 @@ int main(int argc, char **argv)
 	struct ibv_context *ctx, *imp;
 	struct ibv_device_attr dattr;
 	struct ibv_pd *pd, *ipd, *ipd2;
-	struct ibv_mr *src, *dst, *imr;
+	struct ibv_mr *src, *dst, *imr, *esrc;
 	union ibv_gid gid;
 	char *a, *b;
 	uint32_t src_handle;
@@ -317,6 +317,7 @@ int main(int argc, char **argv)
 		check(0, "a second import of the context, PD and MR");
 		return 1;
 	}
+	esrc = src;
 	src_handle = src->handle;
 	check(ibv_close_device(ctx) == 0, "the exporter closed while imported");
 	ipd2 = ibv_import_pd(imp, pd->handle);
@@ -339,6 +340,12 @@ int main(int argc, char **argv)
 	fd = errno;
 	check(!ipd && fd == ENOENT, "the destroyed PD no longer imports: ENOENT (%d)", fd);
 	ibv_unimport_pd(ipd2);
+	/* The exporter's own structures of the objects destroyed through
+	 * imports: freeing them is all that is left (unimport frees the local
+	 * structure only, whichever context it came from). */
+	ibv_unimport_mr(esrc);
+	ibv_unimport_mr(dst);
+	ibv_unimport_pd(pd);
 	check(ibv_close_device(imp) == 0, "the last holder of the connection closed");
 	return failed;
 }
