@@ -269,6 +269,7 @@ VERBS_OP(create_xrc_srq);
 VERBS_OP(create_xrc_tgt);
 VERBS_OP(open_qp);
 VERBS_OP(odp_open);
+VERBS_OP(import); /* ctrl_import.c */
 #undef VERBS_OP
 /* CREATE_SRQ and CREATE_XRC_SRQ (xrcdn 0 and cq NULL: a basic SRQ) */
 int xrxe_ctrli_srq_create(struct conn *c, const struct xrxe_ctrl_srq *q, uint32_t xrcdn,
