@@ -175,5 +175,14 @@ int main(int argc, char **argv)
 	wc = do_flush(a, cq, mr->rkey, (uintptr_t)buf + BUF - 8, 64, FLUSH_GLOBAL, FLUSH_RANGE, 5);
 	check(wc.status == IBV_WC_REM_ACCESS_ERR,
 	      "FLUSH beyond the region: IBV_WC_REM_ACCESS_ERR (status %d)", wc.status);
+
+	/* release everything, so LeakSanitizer (build-san) has nothing to report */
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	free(buf);
 	return failed;
 }
