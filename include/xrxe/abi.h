@@ -28,6 +28,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "xrxe/steer.h"
+
 #define XRXE_ABI_VERSION 3 /* 3: the SQ doorbell ring (xrxe/ring.h), XRC, ODP */
 
 /* Control socket: XRXE_RUN_DIR/IFACE.sock, SOCK_SEQPACKET, one per daemon.
@@ -344,6 +346,8 @@ enum xrxe_ctrl_op {
 	XRXE_CTRL_CREATE_XRC_TGT,
 	XRXE_CTRL_OPEN_QP,
 	XRXE_CTRL_ODP_OPEN, /* on-demand paging: the process's memory (below) */
+	XRXE_CTRL_CREATE_FLOW, /* raw packet QPs: ibv_create_flow (below) */
+	XRXE_CTRL_DESTROY_FLOW,
 	XRXE_CTRL_OP_COUNT,
 };
 
@@ -656,6 +660,22 @@ _Static_assert(sizeof(struct xrxe_ctrl_cc_reply) <= XRXE_MAX_CTRL_MSG, "cc reply
 struct xrxe_async_event {
 	uint32_t event_type; /* enum ibv_event_type */
 	uint32_t handle;     /* QP, CQ or SRQ handle; port number for port events */
+};
+
+/* Raw packet QPs (docs/architecture.md "Raw packet QPs"). CREATE_QP with
+ * qp_type IBV_QPT_RAW_PACKET needs CAP_NET_RAW in the daemon's user
+ * namespace (the process at the other end of the connection, as the kernel
+ * asks of ibv_create_qp), else -EPERM. CREATE_FLOW: a flow steering frames
+ * that match rule (include/xrxe/steer.h: the shim translates the ibv_flow
+ * specs) to raw packet QP qp; reply struct xrxe_ctrl_handle. -EINVAL for
+ * another QP type or a rule that matches everything, -ENOSPC when
+ * XRXE_STEER_MAX_FLOWS are in use. DESTROY_FLOW: struct xrxe_ctrl_handle;
+ * destroying the QP removes its flows too. */
+struct xrxe_ctrl_create_flow {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t qp;
+	uint32_t pad;
+	struct xrxe_steer_flow rule;
 };
 
 #endif /* XRXE_ABI_H */

@@ -23,7 +23,7 @@
 
 enum obj_type {
 	OBJ_NONE, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_AH, OBJ_CHANNEL, OBJ_SRQ, OBJ_MW,
-	OBJ_CM_CHANNEL, OBJ_CM_ID, OBJ_XRCD, OBJ_TYPES
+	OBJ_CM_CHANNEL, OBJ_CM_ID, OBJ_XRCD, OBJ_FLOW, OBJ_TYPES
 };
 
 
@@ -269,7 +269,13 @@ VERBS_OP(create_xrc_srq);
 VERBS_OP(create_xrc_tgt);
 VERBS_OP(open_qp);
 VERBS_OP(odp_open);
+VERBS_OP(create_flow);
+VERBS_OP(destroy_flow);
 #undef VERBS_OP
+/* ctrl_raw.c: raw packet QPs. 0 when the peer may create one (CAP_NET_RAW),
+ * else -EPERM; a flow object goes. */
+int xrxe_ctrli_raw_permitted(struct conn *c);
+int xrxe_ctrli_destroy_flow(struct obj *o);
 /* CREATE_SRQ and CREATE_XRC_SRQ (xrcdn 0 and cq NULL: a basic SRQ) */
 int xrxe_ctrli_srq_create(struct conn *c, const struct xrxe_ctrl_srq *q, uint32_t xrcdn,
 			  struct xrxe_tp_cq *cq, int *fds, struct reply *r);

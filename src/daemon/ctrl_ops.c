@@ -313,6 +313,11 @@ const struct op_desc xrxe_ctrli_ops[XRXE_CTRL_OP_COUNT] = {
 				 xrxe_ctrli_op_rereg_mr },
 	[XRXE_CTRL_ODP_OPEN] = { "odp_open", sizeof(struct xrxe_ctrl_hdr), 1, false,
 				 xrxe_ctrli_op_odp_open },
+	/* raw packet QPs (ctrl_raw.c) */
+	[XRXE_CTRL_CREATE_FLOW] = { "create_flow", sizeof(struct xrxe_ctrl_create_flow), 0, false,
+				    xrxe_ctrli_op_create_flow },
+	[XRXE_CTRL_DESTROY_FLOW] = { "destroy_flow", sizeof(struct xrxe_ctrl_handle), 0, false,
+				     xrxe_ctrli_op_destroy_flow },
 	/* The CM: no HELLO (a librdmacm connection has no memory or rings), but
 	 * CM_OPEN first (ctrl_cm.c checks) */
 	[XRXE_CTRL_CM_OPEN] = { "cm_open", sizeof(struct xrxe_ctrl_cm_open), 0, true,

@@ -334,6 +334,8 @@ struct ibv_srq *xrxe_srq_create(struct ibv_pd *pd, struct ibv_srq_init_attr *ini
 				uint32_t cq);
 struct ibv_qp *xrxe_create_xrc_tgt(struct ibv_context *context, struct ibv_qp_init_attr_ex *a);
 void xrxe_xrc_install(struct verbs_context *vctx);
+/* flow.c: ibv_create_flow / ibv_destroy_flow (raw packet QPs) */
+void xrxe_flow_install(struct verbs_context *vctx);
 
 /* --- exports verbs.h does not declare ---------------------------------------------- */
 struct ib_uverbs_ah_attr;
