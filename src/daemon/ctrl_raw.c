@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "daemon/ctrl_internal.h"
+#include "daemon/shm.h"
 #include "transport/transport.h"
 #include "util/log.h"
 
@@ -157,4 +158,300 @@ int xrxe_ctrli_op_destroy_flow(struct conn *c, const void *req, int *fds, struct
 	if (!o)
 		return -EBADF;
 	return xrxe_ctrli_destroy_flow(o);
+}
+
+/* --- RSS: receive work queues, indirection tables, RSS QPs -------------------------
+ *
+ * In the core a WQ is a raw packet QP that only receives (its RQ is the WQ's
+ * ring, RDY is RTR) and an RSS QP a raw packet QP whose frames go to the WQ
+ * the hash picks (xrxe_tp_qp_set_rss). Neither has a send queue the
+ * application sees: the core's QP wants one, so each gets a private ring of
+ * two slots that stays empty. An indirection table holds its WQs and an RSS
+ * QP its table (references), so neither can go while used, as the kernel
+ * answers EBUSY then. */
+
+struct obj_wq {
+	struct obj o;
+	struct xrxe_tp_qp *qp;
+	uint32_t qpn;
+	struct xrxe_shm sq, rq;
+	struct obj_cq *cq;
+	bool rdy;
+	uint32_t refs; /* indirection tables holding it */
+};
+
+struct obj_rwq_ind_tbl {
+	struct obj o;
+	uint32_t n;
+	uint32_t refs; /* RSS QPs using it */
+	struct obj_wq *wq[1u << XRXE_MAX_RWQ_IND_LOG];
+};
+
+/* A receive-only raw packet QP of the core over rq_slots receive WQEs of
+ * max_sge SGEs (0 slots: an RSS QP, no RQ of its own). */
+static int recv_only_qp(struct conn *c, struct obj_pd *pd, struct xrxe_tp_cq *cq, uint32_t rq_slots,
+			uint32_t max_sge, struct xrxe_shm *sq, struct xrxe_shm *rq, struct obj *user,
+			struct xrxe_tp_qp **qp, uint32_t *qpn)
+{
+	uint32_t sq_elem = xrxe_ctrli_pow2_ceil((uint32_t)sizeof(struct xrxe_send_wqe));
+	uint32_t rq_elem = xrxe_ctrli_pow2_ceil((uint32_t)sizeof(struct xrxe_recv_wqe) +
+						max_sge * (uint32_t)sizeof(struct xrxe_sge));
+	int err;
+
+	sq->fd = rq->fd = -1;
+	err = xrxe_ctrli_conn_ring(c, "sq", 2, sq_elem, sq);
+	if (err)
+		return err;
+	err = xrxe_ctrli_conn_ring(c, "rq", rq_slots ? rq_slots : 2, rq_elem, rq);
+	if (err) {
+		xrxe_ctrli_conn_ring_free(c, sq);
+		return err;
+	}
+
+	struct xrxe_tp_qp_init init = {
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.pdn = pd->pdn,
+		.send_cq = cq,
+		.recv_cq = cq,
+		.sq = xrxe_shm_ring(sq),
+		.sq_slots = 2,
+		.rq = xrxe_shm_ring(rq),
+		.rq_slots = rq_slots ? rq_slots : 2,
+		.cap = { .max_send_wr = 1, .max_recv_wr = (rq_slots ? rq_slots : 2) - 1,
+			 .max_recv_sge = max_sge },
+		.user = user,
+	};
+
+	err = xrxe_tp_qp_create(c->ctrl->cfg.tp, &init, qpn, qp);
+	if (err) {
+		xrxe_ctrli_conn_ring_free(c, rq);
+		xrxe_ctrli_conn_ring_free(c, sq);
+		return err;
+	}
+	/* private rings: mapped here, no descriptor kept */
+	xrxe_shm_close_fd(sq);
+	if (!rq_slots)
+		xrxe_shm_close_fd(rq);
+	return 0;
+}
+
+int xrxe_ctrli_op_create_wq(struct conn *c, const void *req, int *fds, struct reply *r)
+{
+	const struct xrxe_ctrl_create_wq *m = req;
+	struct obj_pd *pd = (struct obj_pd *)xrxe_ctrli_obj_lookup(c, m->pd, OBJ_PD);
+	struct obj_cq *cq = (struct obj_cq *)xrxe_ctrli_obj_lookup(c, m->cq, OBJ_CQ);
+	struct obj_wq *wq;
+	uint32_t slots;
+	int err;
+
+	(void)fds;
+	if (!pd || !cq)
+		return -EBADF;
+	err = xrxe_ctrli_raw_permitted(c);
+	if (err)
+		return err;
+	if (m->max_wr > XRXE_MAX_QP_WR || m->max_sge > XRXE_MAX_SGE)
+		return -EINVAL;
+	slots = xrxe_ctrli_pow2_ceil((m->max_wr ? m->max_wr : 1) + 1);
+	wq = xrxe_ctrli_obj_new(c, OBJ_WQ, sizeof(*wq), &err);
+	if (!wq)
+		return err;
+	wq->cq = cq;
+	err = recv_only_qp(c, pd, cq->cq, slots, m->max_sge ? m->max_sge : 1, &wq->sq, &wq->rq,
+			   &wq->o, &wq->qp, &wq->qpn);
+	if (err) {
+		xrxe_ctrli_obj_free(&wq->o);
+		return err;
+	}
+
+	struct xrxe_ctrl_create_wq_reply *rep = REPLY(r, struct xrxe_ctrl_create_wq_reply);
+
+	rep->handle = wq->o.handle;
+	rep->wq_num = wq->qpn;
+	rep->max_wr = slots - 1;
+	rep->max_sge = m->max_sge ? m->max_sge : 1;
+	rep->rq_size = wq->rq.size;
+	xrxe_ctrli_reply_len(r, sizeof(*rep));
+	xrxe_ctrli_reply_fd(r, wq->rq.fd, true);
+	wq->rq.fd = -1;
+	return 0;
+}
+
+int xrxe_ctrli_op_modify_wq(struct conn *c, const void *req, int *fds, struct reply *r)
+{
+	const struct xrxe_ctrl_modify_wq *m = req;
+	struct obj_wq *wq = (struct obj_wq *)xrxe_ctrli_obj_lookup(c, m->handle, OBJ_WQ);
+	struct xrxe_tp *tp = c->ctrl->cfg.tp;
+	struct ibv_qp_attr a = { 0 };
+	int err = 0;
+
+	(void)fds;
+	(void)r;
+	if (!wq)
+		return -EBADF;
+	switch (m->state) {
+	case IBV_WQS_RDY: /* RESET -> INIT -> RTR: receiving */
+		if (wq->rdy)
+			return 0;
+		a.qp_state = IBV_QPS_RESET; /* from ERR too */
+		err = xrxe_tp_qp_modify(tp, wq->qp, &a, IBV_QP_STATE, NULL);
+		a.qp_state = IBV_QPS_INIT;
+		a.port_num = 1;
+		if (!err)
+			err = xrxe_tp_qp_modify(tp, wq->qp, &a, IBV_QP_STATE | IBV_QP_PORT, NULL);
+		a.qp_state = IBV_QPS_RTR;
+		if (!err)
+			err = xrxe_tp_qp_modify(tp, wq->qp, &a, IBV_QP_STATE, NULL);
+		wq->rdy = !err;
+		return err;
+	case IBV_WQS_RESET:
+	case IBV_WQS_ERR:
+		a.qp_state = m->state == IBV_WQS_RESET ? IBV_QPS_RESET : IBV_QPS_ERR;
+		err = xrxe_tp_qp_modify(tp, wq->qp, &a, IBV_QP_STATE, NULL);
+		if (!err)
+			wq->rdy = false;
+		return err;
+	default:
+		return -EINVAL;
+	}
+}
+
+int xrxe_ctrli_destroy_wq(struct obj *o)
+{
+	struct obj_wq *wq = (struct obj_wq *)o;
+	struct conn *c = o->conn;
+
+	if (wq->refs)
+		return -EBUSY;
+	xrxe_tp_qp_destroy(c->ctrl->cfg.tp, wq->qp);
+	xrxe_ctrli_conn_ring_free(c, &wq->sq);
+	xrxe_ctrli_conn_ring_free(c, &wq->rq);
+	xrxe_ctrli_obj_free(o);
+	return 0;
+}
+
+int xrxe_ctrli_op_destroy_wq(struct conn *c, const void *req, int *fds, struct reply *r)
+{
+	const struct xrxe_ctrl_handle *h = req;
+	struct obj *o = xrxe_ctrli_obj_lookup(c, h->handle, OBJ_WQ);
+
+	(void)fds;
+	(void)r;
+	return o ? xrxe_ctrli_destroy_wq(o) : -EBADF;
+}
+
+int xrxe_ctrli_op_create_rwq_ind_tbl(struct conn *c, const void *req, int *fds, struct reply *r)
+{
+	const struct xrxe_ctrl_create_rwq_ind_tbl *m = req;
+	struct obj_wq *wqs[1u << XRXE_MAX_RWQ_IND_LOG];
+	struct obj_rwq_ind_tbl *t;
+	uint32_t n;
+	int err;
+
+	(void)fds;
+	if (m->log_size > XRXE_MAX_RWQ_IND_LOG)
+		return -EINVAL;
+	n = 1u << m->log_size;
+	for (uint32_t i = 0; i < n; i++) {
+		wqs[i] = (struct obj_wq *)xrxe_ctrli_obj_lookup(c, m->wq[i], OBJ_WQ);
+		if (!wqs[i])
+			return -EBADF;
+	}
+	t = xrxe_ctrli_obj_new(c, OBJ_RWQ_IND_TBL, sizeof(*t), &err);
+	if (!t)
+		return err;
+	t->n = n;
+	for (uint32_t i = 0; i < n; i++) {
+		t->wq[i] = wqs[i];
+		wqs[i]->refs++;
+	}
+
+	struct xrxe_ctrl_create_rwq_ind_tbl_reply *rep =
+		REPLY(r, struct xrxe_ctrl_create_rwq_ind_tbl_reply);
+
+	rep->handle = t->o.handle;
+	rep->ind_tbl_num = t->o.handle & 0xffff;
+	xrxe_ctrli_reply_len(r, sizeof(*rep));
+	return 0;
+}
+
+int xrxe_ctrli_destroy_rwq_ind_tbl(struct obj *o)
+{
+	struct obj_rwq_ind_tbl *t = (struct obj_rwq_ind_tbl *)o;
+
+	if (t->refs)
+		return -EBUSY;
+	for (uint32_t i = 0; i < t->n; i++)
+		t->wq[i]->refs--;
+	xrxe_ctrli_obj_free(o);
+	return 0;
+}
+
+int xrxe_ctrli_op_destroy_rwq_ind_tbl(struct conn *c, const void *req, int *fds, struct reply *r)
+{
+	const struct xrxe_ctrl_handle *h = req;
+	struct obj *o = xrxe_ctrli_obj_lookup(c, h->handle, OBJ_RWQ_IND_TBL);
+
+	(void)fds;
+	(void)r;
+	return o ? xrxe_ctrli_destroy_rwq_ind_tbl(o) : -EBADF;
+}
+
+int xrxe_ctrli_op_create_rss_qp(struct conn *c, const void *req, int *fds, struct reply *r)
+{
+	const struct xrxe_ctrl_create_rss_qp *m = req;
+	struct obj_pd *pd = (struct obj_pd *)xrxe_ctrli_obj_lookup(c, m->pd, OBJ_PD);
+	struct obj_rwq_ind_tbl *t =
+		(struct obj_rwq_ind_tbl *)xrxe_ctrli_obj_lookup(c, m->ind_tbl, OBJ_RWQ_IND_TBL);
+	struct xrxe_tp_qp *wqs[1u << XRXE_MAX_RWQ_IND_LOG];
+	struct obj_qp *qp;
+	int err;
+
+	(void)fds;
+	if (!pd || !t)
+		return -EBADF;
+	err = xrxe_ctrli_raw_permitted(c);
+	if (err)
+		return err;
+	if (m->key_len > XRXE_MAX_RSS_KEY)
+		return -EINVAL;
+	qp = xrxe_ctrli_obj_new(c, OBJ_QP, sizeof(*qp), &err);
+	if (!qp)
+		return err;
+	for (uint32_t i = 0; i < t->n; i++)
+		wqs[i] = t->wq[i]->qp;
+	/* its private queues borrow the first WQ's CQ; nothing completes there */
+	err = recv_only_qp(c, pd, t->wq[0]->cq->cq, 0, 1, &qp->sq, &qp->rq, &qp->o, &qp->qp,
+			   &qp->qpn);
+	if (err) {
+		xrxe_ctrli_obj_free(&qp->o);
+		return err;
+	}
+	err = xrxe_tp_qp_set_rss(c->ctrl->cfg.tp, qp->qp, wqs, t->n, m->key, m->key_len,
+				 m->fields_mask);
+	if (err) {
+		xrxe_tp_qp_destroy(c->ctrl->cfg.tp, qp->qp);
+		xrxe_ctrli_conn_ring_free(c, &qp->sq);
+		xrxe_ctrli_conn_ring_free(c, &qp->rq);
+		xrxe_ctrli_obj_free(&qp->o);
+		return err;
+	}
+	qp->rss_tbl = t;
+	t->refs++;
+	xrxe_ctrli_count_adjust(c->ctrl, OBJ_QP, 1);
+
+	struct xrxe_ctrl_create_qp_reply *rep = REPLY(r, struct xrxe_ctrl_create_qp_reply);
+
+	memset(rep, 0, sizeof(*rep));
+	rep->handle = qp->o.handle;
+	rep->qpn = qp->qpn;
+	xrxe_ctrli_reply_len(r, sizeof(*rep));
+	return 0;
+}
+
+void xrxe_ctrli_rss_qp_gone(struct obj_qp *qp)
+{
+	if (qp->rss_tbl)
+		qp->rss_tbl->refs--;
+	qp->rss_tbl = NULL;
 }

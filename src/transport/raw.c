@@ -18,6 +18,7 @@
  * frame is the network's, so nothing it holds can fail the QP.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "transport/tp_internal.h"
@@ -178,6 +179,8 @@ void xrxe_tpi_raw_qp_gone(struct xrxe_tp_qp *qp)
 {
 	struct xrxe_tp *tp = qp->tp;
 
+	free(qp->rss);
+	qp->rss = NULL;
 	for (uint32_t slot = 0; slot < XRXE_STEER_MAX_FLOWS; slot++)
 		if (tp->raw_flows[slot].qp == qp)
 			flow_remove(tp, slot);
@@ -274,6 +277,94 @@ int xrxe_tpi_raw_send(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 	qp->req.wqe++;
 	qp->req.off = 0;
 	return 0;
+}
+
+/* --- RSS -------------------------------------------------------------------------- */
+
+struct tp_rss {
+	uint32_t n; /* power of 2 */
+	uint64_t fields;
+	uint8_t key[XRXE_MAX_RSS_KEY];
+	struct xrxe_tp_qp *wq[];
+};
+
+int xrxe_tp_qp_set_rss(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, struct xrxe_tp_qp *const *wqs,
+		       uint32_t n, const uint8_t *key, uint32_t key_len, uint64_t fields)
+{
+	struct tp_rss *rss;
+
+	(void)tp;
+	if (!qp || qp->type != IBV_QPT_RAW_PACKET || qp->rss || !n || (n & (n - 1)) ||
+	    n > (1u << XRXE_MAX_RWQ_IND_LOG) || key_len > XRXE_MAX_RSS_KEY)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++)
+		if (!wqs[i] || wqs[i]->type != IBV_QPT_RAW_PACKET || wqs[i]->rss)
+			return -EINVAL;
+	rss = calloc(1, sizeof(*rss) + n * sizeof(rss->wq[0]));
+	if (!rss)
+		return -ENOMEM;
+	rss->n = n;
+	rss->fields = fields;
+	memcpy(rss->key, key, key_len); /* a shorter key: zeros after it */
+	memcpy(rss->wq, wqs, n * sizeof(rss->wq[0]));
+	qp->rss = rss;
+	return 0;
+}
+
+/* Toeplitz (the RSS hash of Microsoft's specification, as NICs compute it):
+ * for every set bit of the input, XOR in the 32 key bits starting there. */
+static uint32_t toeplitz(const uint8_t *key, const uint8_t *in, uint32_t n)
+{
+	uint32_t h = 0, win = (uint32_t)key[0] << 24 | key[1] << 16 | key[2] << 8 | key[3];
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t next = i + 4 < XRXE_MAX_RSS_KEY ? key[i + 4] : 0;
+
+		for (int b = 7; b >= 0; b--) {
+			if (in[i] >> b & 1)
+				h ^= win;
+			win = win << 1 | (next >> b & 1);
+		}
+	}
+	return h;
+}
+
+/* The WQ of an RSS QP for a frame: the input is the fields asked for, in
+ * the order source address, destination address, source port, destination
+ * port, of those the frame has. */
+static struct xrxe_tp_qp *rss_pick(const struct tp_rss *rss, const struct xrxe_flow_key *k)
+{
+	uint8_t in[36];
+	uint32_t n = 0;
+	uint64_t f = rss->fields;
+	bool v4 = k->ethertype == htobe16(0x0800), v6 = k->ethertype == htobe16(0x86dd);
+	bool tcp = k->ip_proto == 6, udp = k->ip_proto == 17;
+
+	if (v4 && (f & IBV_RX_HASH_SRC_IPV4)) {
+		memcpy(in + n, k->src_ip, 4);
+		n += 4;
+	}
+	if (v4 && (f & IBV_RX_HASH_DST_IPV4)) {
+		memcpy(in + n, k->dst_ip, 4);
+		n += 4;
+	}
+	if (v6 && (f & IBV_RX_HASH_SRC_IPV6)) {
+		memcpy(in + n, k->src_ip, 16);
+		n += 16;
+	}
+	if (v6 && (f & IBV_RX_HASH_DST_IPV6)) {
+		memcpy(in + n, k->dst_ip, 16);
+		n += 16;
+	}
+	if ((tcp && (f & IBV_RX_HASH_SRC_PORT_TCP)) || (udp && (f & IBV_RX_HASH_SRC_PORT_UDP))) {
+		memcpy(in + n, &k->sport, 2);
+		n += 2;
+	}
+	if ((tcp && (f & IBV_RX_HASH_DST_PORT_TCP)) || (udp && (f & IBV_RX_HASH_DST_PORT_UDP))) {
+		memcpy(in + n, &k->dport, 2);
+		n += 2;
+	}
+	return rss->wq[toeplitz(rss->key, in, n) & (rss->n - 1)];
 }
 
 /* --- receive --------------------------------------------------------------------- */
@@ -380,7 +471,8 @@ unsigned xrxe_tp_raw_rx(struct xrxe_tp *tp, const struct xrxe_frag *frag, unsign
 		return 0;
 	}
 	tp->stats.rx_packets++;
+	/* an RSS QP only dispatches: the WQ the hash picks receives */
 	for (unsigned j = 0; j < nhit; j++)
-		raw_deliver(hit[j], frag, nfrags, len);
+		raw_deliver(hit[j]->rss ? rss_pick(hit[j]->rss, &k) : hit[j], frag, nfrags, len);
 	return nhit;
 }

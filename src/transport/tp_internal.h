@@ -409,6 +409,7 @@ struct xrxe_tp_qp {
 	 * application's (xrc_sq: an empty private ring, so the requester
 	 * finds nothing to do) and borrows srq, recv_cq and pdn from the XRC
 	 * SRQ the current message names (srq NULL, pdn 0: none yet). */
+	struct tp_rss *rss; /* raw packet QPs with RSS (raw.c) */
 	uint8_t xrc; /* enum tp_xrc_role */
 	uint32_t xrcdn;
 	struct xrxe_ring *xrc_sq;

@@ -452,6 +452,13 @@ int xrxe_tp_flow_destroy(struct xrxe_tp *tp, uint32_t id);
  * (0: none; the frame was not for us). */
 unsigned xrxe_tp_raw_rx(struct xrxe_tp *tp, const struct xrxe_frag *frag, unsigned nfrags,
 			uint64_t now_ns);
+/* RSS: qp (a raw packet QP) hands each frame its flows match to one of the
+ * n raw packet QPs wqs (n a power of 2; the receive work queues of an
+ * indirection table), the one at the Toeplitz hash (key) of the frame's
+ * IBV_RX_HASH_* fields modulo n; qp itself needs no state transition. The
+ * caller keeps the wqs alive while qp has them. -EINVAL, -ENOMEM. */
+int xrxe_tp_qp_set_rss(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, struct xrxe_tp_qp *const *wqs,
+		       uint32_t n, const uint8_t *key, uint32_t key_len, uint64_t fields);
 /* The flow key of a frame (include/xrxe/steer.h), as the XDP program
  * computes it. */
 void xrxe_flow_key_of(const uint8_t *frame, uint32_t len, struct xrxe_flow_key *k);

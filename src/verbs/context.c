@@ -347,6 +347,7 @@ static struct ibv_context *open_device(struct ibv_device *device)
 	xrxe_xrc_install(&ctx->vctx); /* XRC domains, SRQs, open_qp (verbs/xrc.c) */
 	ctx->vctx.advise_mr = xrxe_advise_mr_op; /* on-demand paging (odp.c) */
 	xrxe_flow_install(&ctx->vctx); /* raw packet QPs' flows (verbs/flow.c) */
+	xrxe_rss_install(&ctx->vctx); /* WQs, indirection tables (verbs/raw.c) */
 	return c;
 
 fail_pipe:

@@ -823,6 +823,8 @@ struct ibv_qp *xrxe_create_qp_ex_op(struct ibv_context *context, struct ibv_qp_i
 
 	if (a->qp_type == IBV_QPT_XRC_RECV) /* a target: its XRC domain only (verbs/xrc.c) */
 		return xrxe_create_xrc_tgt(context, a);
+	if (a->comp_mask & (IBV_QP_INIT_ATTR_RX_HASH | IBV_QP_INIT_ATTR_IND_TABLE))
+		return xrxe_rss_create_qp(context, a); /* RSS (verbs/raw.c) */
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD))
 		return xrxe_null_errno(EINVAL);
 	if ((a->comp_mask & ~known) ||
