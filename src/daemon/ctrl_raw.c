@@ -442,9 +442,10 @@ int xrxe_ctrli_op_create_rss_qp(struct conn *c, const void *req, int *fds, struc
 
 	struct xrxe_ctrl_create_qp_reply *rep = REPLY(r, struct xrxe_ctrl_create_qp_reply);
 
-	memset(rep, 0, sizeof(*rep));
 	rep->handle = qp->o.handle;
 	rep->qpn = qp->qpn;
+	memset(&rep->cap, 0, sizeof(rep->cap)); /* no queues of its own */
+	rep->sq_size = rep->rq_size = 0;
 	xrxe_ctrli_reply_len(r, sizeof(*rep));
 	return 0;
 }
