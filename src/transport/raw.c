@@ -313,12 +313,14 @@ int xrxe_tp_qp_set_rss(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, struct xrxe_tp
 
 /* Toeplitz (the RSS hash of Microsoft's specification, as NICs compute it):
  * for every set bit of the input, XOR in the 32 key bits starting there. */
-static uint32_t toeplitz(const uint8_t *key, const uint8_t *in, uint32_t n)
+uint32_t xrxe_tp_rss_hash(const uint8_t *key, uint32_t key_len, const uint8_t *in, uint32_t n)
 {
-	uint32_t h = 0, win = (uint32_t)key[0] << 24 | key[1] << 16 | key[2] << 8 | key[3];
+	uint32_t h = 0, win = 0;
 
+	for (uint32_t i = 0; i < 4; i++)
+		win = win << 8 | (i < key_len ? key[i] : 0);
 	for (uint32_t i = 0; i < n; i++) {
-		uint8_t next = i + 4 < XRXE_MAX_RSS_KEY ? key[i + 4] : 0;
+		uint8_t next = i + 4 < key_len ? key[i + 4] : 0;
 
 		for (int b = 7; b >= 0; b--) {
 			if (in[i] >> b & 1)
@@ -364,7 +366,7 @@ static struct xrxe_tp_qp *rss_pick(const struct tp_rss *rss, const struct xrxe_f
 		memcpy(in + n, &k->dport, 2);
 		n += 2;
 	}
-	return rss->wq[toeplitz(rss->key, in, n) & (rss->n - 1)];
+	return rss->wq[xrxe_tp_rss_hash(rss->key, sizeof(rss->key), in, n) & (rss->n - 1)];
 }
 
 /* --- receive --------------------------------------------------------------------- */

@@ -459,6 +459,9 @@ unsigned xrxe_tp_raw_rx(struct xrxe_tp *tp, const struct xrxe_frag *frag, unsign
  * caller keeps the wqs alive while qp has them. -EINVAL, -ENOMEM. */
 int xrxe_tp_qp_set_rss(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, struct xrxe_tp_qp *const *wqs,
 		       uint32_t n, const uint8_t *key, uint32_t key_len, uint64_t fields);
+/* The Toeplitz hash of n input bytes with a key of key_len bytes (zeros
+ * beyond it), as RSS NICs compute it. */
+uint32_t xrxe_tp_rss_hash(const uint8_t *key, uint32_t key_len, const uint8_t *in, uint32_t n);
 /* The flow key of a frame (include/xrxe/steer.h), as the XDP program
  * computes it. */
 void xrxe_flow_key_of(const uint8_t *frame, uint32_t len, struct xrxe_flow_key *k);
