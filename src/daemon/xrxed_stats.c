@@ -227,6 +227,8 @@ static const char *qp_type_name(enum ibv_qp_type t)
 		return "XRC_SEND"; /* docs/xrc.md */
 	case IBV_QPT_XRC_RECV:
 		return "XRC_RECV";
+	case IBV_QPT_RAW_PACKET:
+		return "RAW_PACKET"; /* also WQs and RSS QPs (ctrl_raw.c) */
 	default:
 		return "?";
 	}
