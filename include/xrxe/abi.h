@@ -346,6 +346,7 @@ enum xrxe_ctrl_op {
 	XRXE_CTRL_CREATE_XRC_TGT,
 	XRXE_CTRL_OPEN_QP,
 	XRXE_CTRL_ODP_OPEN, /* on-demand paging: the process's memory (below) */
+	XRXE_CTRL_IMPORT,   /* ibv_import_pd / ibv_import_mr: a handle's object (below) */
 	XRXE_CTRL_CREATE_FLOW, /* raw packet QPs: ibv_create_flow (below) */
 	XRXE_CTRL_DESTROY_FLOW,
 	XRXE_CTRL_CREATE_WQ, /* RSS: receive work queues, indirection tables, RSS QPs */
@@ -416,6 +417,27 @@ struct xrxe_ctrl_handle {
  * IBV_ACCESS_ON_DEMAND in access: nothing is mapped or moved; addr 0 and
  * length UINT64_MAX (iova 0) is the implicit region of the whole address
  * space. */
+
+/* IMPORT: ibv_import_pd and ibv_import_mr of an imported context, which
+ * speaks on a duplicate of the exporter's socket, so the object is in this
+ * connection's table already (docs/verbs-shim.md "Importing"). Nothing is
+ * created or counted: the reply describes the object named by handle, which
+ * must be of the type asked for (XRXE_IMPORT_PD or _MR), else -ENOENT as the
+ * kernel answers a lookup of a handle it does not hold. */
+enum { XRXE_IMPORT_PD = 1, XRXE_IMPORT_MR = 2 };
+struct xrxe_ctrl_import {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t type;
+	uint32_t handle;
+};
+struct xrxe_ctrl_import_reply {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t handle;
+	uint32_t lkey, rkey; /* an MR's keys (0 for a PD) */
+	uint32_t access;
+	uint64_t length;     /* an MR's length and iova */
+	uint64_t iova;
+};
 
 struct xrxe_ctrl_reg_mr {
 	struct xrxe_ctrl_hdr hdr;

@@ -270,6 +270,7 @@ VERBS_OP(create_xrc_srq);
 VERBS_OP(create_xrc_tgt);
 VERBS_OP(open_qp);
 VERBS_OP(odp_open);
+VERBS_OP(import); /* ctrl_import.c */
 VERBS_OP(create_flow);
 VERBS_OP(destroy_flow);
 VERBS_OP(create_wq);

@@ -385,6 +385,8 @@ const struct op_desc xrxe_ctrli_ops[XRXE_CTRL_OP_COUNT] = {
 	[XRXE_CTRL_CREATE_XRC_TGT] = { "create_xrc_tgt", sizeof(struct xrxe_ctrl_xrc_qp), 0, false,
 				       xrxe_ctrli_op_create_xrc_tgt },
 	[XRXE_CTRL_OPEN_QP] = { "open_qp", sizeof(struct xrxe_ctrl_xrc_qp), 0, false,
-				xrxe_ctrli_op_open_qp },
+				xrxe_ctrli_op_open_qp },	/* ibv_import_pd / _mr (ctrl_import.c) */
+	[XRXE_CTRL_IMPORT] = { "import", sizeof(struct xrxe_ctrl_import), 0, false,
+			       xrxe_ctrli_op_import },
 };
 

@@ -83,6 +83,7 @@ int xrxe_conn_connect(struct xrxe_conn *c, const char *path)
 	c->fd = fd;
 	c->seq = 0;
 	c->post_checks = 0;
+	c->serial = NULL;
 	atomic_store_explicit(&c->gone, false, memory_order_relaxed);
 	return 0;
 }
@@ -166,6 +167,7 @@ int xrxe_conn_call(struct xrxe_conn *c, uint16_t op, void *req, size_t req_len, 
 		   unsigned int nfds, void *rep, size_t rep_len, int *rfds, unsigned int *nrfds)
 {
 	struct xrxe_ctrl_hdr *h = req;
+	struct xrxe_conn *s = c->serial ? c->serial : c; /* whose lock and seq */
 	uint32_t buf[XRXE_MAX_CTRL_MSG / sizeof(uint32_t)];
 	const struct xrxe_ctrl_hdr *rh = (const void *)buf;
 	int got[XRXE_MAX_CTRL_FDS];
@@ -178,7 +180,7 @@ int xrxe_conn_call(struct xrxe_conn *c, uint16_t op, void *req, size_t req_len, 
 	if (req_len < sizeof(*h) || req_len > XRXE_MAX_CTRL_MSG || rep_len > sizeof(buf) ||
 	    nfds > XRXE_MAX_CTRL_FDS)
 		return -EINVAL;
-	pthread_mutex_lock(&c->lock);
+	pthread_mutex_lock(&s->lock);
 	if (c->fd < 0) {
 		ret = -ENOTCONN;
 		goto out;
@@ -186,7 +188,7 @@ int xrxe_conn_call(struct xrxe_conn *c, uint16_t op, void *req, size_t req_len, 
 	h->op = op;
 	h->flags = 0;
 	h->length = (uint32_t)req_len;
-	h->seq = ++c->seq;
+	h->seq = ++s->seq;
 	h->status = 0;
 	ret = send_req(c->fd, req, req_len, fds, nfds);
 	if (ret)
@@ -240,7 +242,7 @@ out_fds:
 out:
 	if (xrxe_conn_gone(ret) && ret != -ENOTCONN)
 		atomic_store_explicit(&c->gone, true, memory_order_relaxed);
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&s->lock);
 	if (ret && ret != -ENOENT)
 		shim_dbg("control op %u: %s", op, strerror(-ret));
 	return ret;

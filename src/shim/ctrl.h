@@ -39,6 +39,11 @@ struct xrxe_conn {
 	 * check found POLLHUP): every post and poll then fails at once. */
 	_Atomic bool gone;
 	uint32_t post_checks; /* posts since the last hang-up check (racy: a hint) */
+	/* NULL, or the connection whose lock and sequence numbers this one
+	 * uses: an imported verbs context talks on a duplicate of its
+	 * exporter's socket (verbs/import.c), and the two must keep one
+	 * request in flight between them, as one connection. */
+	struct xrxe_conn *serial;
 };
 
 /* Initialise the lock and connect to path: 0 or -errno. */

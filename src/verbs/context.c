@@ -101,6 +101,18 @@ void xrxe_obj_del(struct xrxe_context *ctx, struct xrxe_obj *o)
 
 void *xrxe_obj_find(struct xrxe_context *ctx, uint32_t type, uint32_t handle)
 {
+	void *ptr = xrxe_obj_find_local(ctx, type, handle);
+
+	/* The daemon writes the events of every object of the connection to
+	 * the exporter's pipe, the kernel's default async file likewise:
+	 * objects created through imported contexts are theirs (import.c). */
+	if (!ptr && !ctx->primary)
+		ptr = xrxe_import_obj_find(ctx, type, handle);
+	return ptr;
+}
+
+void *xrxe_obj_find_local(struct xrxe_context *ctx, uint32_t type, uint32_t handle)
+{
 	void *ptr = NULL;
 
 	pthread_mutex_lock(&ctx->obj_lock);
@@ -221,7 +233,9 @@ void xrxe_ring_doorbell(struct xrxe_context *ctx)
 
 void xrxe_ring_doorbell_qp(struct xrxe_context *ctx, struct xrxe_ring *sq, uint32_t handle)
 {
-	/* once per QP until the daemon takes it (xrxe/ring.h) */
+	/* once per QP until the daemon takes it (xrxe/ring.h); an imported
+	 * context pushes into its exporter's ring, the connection's one */
+	ctx = xrxe_ctx_primary(ctx);
 	if (xrxe_doorbell_claim(sq)) {
 		pthread_spin_lock(&ctx->db_lock);
 		xrxe_doorbell_push(ctx->db_ring, &ctx->db_prod, handle);
@@ -276,6 +290,44 @@ void xrxe_wq_unmap(struct xrxe_wq *q)
 
 /* --- open / close ---------------------------------------------------------------- */
 
+void xrxe_context_setup(struct xrxe_context *ctx, struct ibv_device *device, int async_fd)
+{
+	struct ibv_context *c = &ctx->vctx.context;
+
+	c->device = device;
+	c->cmd_fd = ctx->conn.fd;
+	c->async_fd = async_fd;
+	c->num_comp_vectors = 1;
+	pthread_mutex_init(&c->mutex, NULL);
+	c->ops.poll_cq = xrxe_poll_cq;
+	c->ops.req_notify_cq = xrxe_req_notify_cq;
+	c->ops.post_send = xrxe_post_send;
+	c->ops.post_recv = xrxe_post_recv;
+	c->ops.post_srq_recv = xrxe_post_srq_recv;
+	c->ops.alloc_mw = xrxe_alloc_mw;
+	c->ops.dealloc_mw = xrxe_dealloc_mw;
+	c->ops.bind_mw = xrxe_bind_mw;
+	/* Every extended op is present (sz covers them all); the NULL ones make
+	 * verbs.h's inlines answer EOPNOTSUPP themselves. */
+	c->abi_compat = (void *)UINTPTR_MAX;
+	ctx->vctx.sz = sizeof(ctx->vctx);
+	ctx->vctx.query_port = xrxe_query_port_op;
+	ctx->vctx.query_device_ex = xrxe_query_device_ex_op;
+	ctx->vctx.query_rt_values = xrxe_query_rt_values_op;
+	ctx->vctx.create_cq_ex = xrxe_create_cq_ex_op;
+	ctx->vctx.create_qp_ex = xrxe_create_qp_ex_op;
+	ctx->vctx.alloc_dm = xrxe_alloc_dm_op;
+	ctx->vctx.free_dm = xrxe_free_dm_op;
+	ctx->vctx.reg_dm_mr = xrxe_reg_dm_mr_op;
+	ctx->vctx.alloc_td = xrxe_alloc_td_op;
+	ctx->vctx.dealloc_td = xrxe_dealloc_td_op;
+	ctx->vctx.alloc_parent_domain = xrxe_alloc_parent_domain_op;
+	xrxe_xrc_install(&ctx->vctx); /* XRC domains, SRQs, open_qp (verbs/xrc.c) */
+	ctx->vctx.advise_mr = xrxe_advise_mr_op; /* on-demand paging (odp.c) */
+	xrxe_flow_install(&ctx->vctx); /* raw packet QPs' flows (verbs/flow.c) */
+	xrxe_rss_install(&ctx->vctx); /* WQs, indirection tables (verbs/raw.c) */
+}
+
 static struct ibv_context *open_device(struct ibv_device *device)
 {
 	struct xrxe_device *dev = to_xdev(device);
@@ -315,39 +367,9 @@ static struct ibv_context *open_device(struct ibv_device *device)
 		goto fail_pipe;
 	atomic_store(&dev->guid_be, __atomic_load_n(&ctx->page->node_guid, __ATOMIC_RELAXED));
 
+	xrxe_context_setup(ctx, device, async[0]);
+	xrxe_import_register(ctx);
 	c = &ctx->vctx.context;
-	c->device = device;
-	c->cmd_fd = ctx->conn.fd;
-	c->async_fd = async[0];
-	c->num_comp_vectors = 1;
-	pthread_mutex_init(&c->mutex, NULL);
-	c->ops.poll_cq = xrxe_poll_cq;
-	c->ops.req_notify_cq = xrxe_req_notify_cq;
-	c->ops.post_send = xrxe_post_send;
-	c->ops.post_recv = xrxe_post_recv;
-	c->ops.post_srq_recv = xrxe_post_srq_recv;
-	c->ops.alloc_mw = xrxe_alloc_mw;
-	c->ops.dealloc_mw = xrxe_dealloc_mw;
-	c->ops.bind_mw = xrxe_bind_mw;
-	/* Every extended op is present (sz covers them all); the NULL ones make
-	 * verbs.h's inlines answer EOPNOTSUPP themselves. */
-	c->abi_compat = (void *)UINTPTR_MAX;
-	ctx->vctx.sz = sizeof(ctx->vctx);
-	ctx->vctx.query_port = xrxe_query_port_op;
-	ctx->vctx.query_device_ex = xrxe_query_device_ex_op;
-	ctx->vctx.query_rt_values = xrxe_query_rt_values_op;
-	ctx->vctx.create_cq_ex = xrxe_create_cq_ex_op;
-	ctx->vctx.create_qp_ex = xrxe_create_qp_ex_op;
-	ctx->vctx.alloc_dm = xrxe_alloc_dm_op;
-	ctx->vctx.free_dm = xrxe_free_dm_op;
-	ctx->vctx.reg_dm_mr = xrxe_reg_dm_mr_op;
-	ctx->vctx.alloc_td = xrxe_alloc_td_op;
-	ctx->vctx.dealloc_td = xrxe_dealloc_td_op;
-	ctx->vctx.alloc_parent_domain = xrxe_alloc_parent_domain_op;
-	xrxe_xrc_install(&ctx->vctx); /* XRC domains, SRQs, open_qp (verbs/xrc.c) */
-	ctx->vctx.advise_mr = xrxe_advise_mr_op; /* on-demand paging (odp.c) */
-	xrxe_flow_install(&ctx->vctx); /* raw packet QPs' flows (verbs/flow.c) */
-	xrxe_rss_install(&ctx->vctx); /* WQs, indirection tables (verbs/raw.c) */
 	return c;
 
 fail_pipe:
@@ -373,18 +395,31 @@ int ibv_close_device(struct ibv_context *context)
 {
 	struct xrxe_context *ctx = to_xctx(context);
 
+	if (ctx->primary)
+		return xrxe_import_close_device(ctx);
 	/* Closing the connection makes the daemon destroy whatever this context
-	 * still owns; rings and registered memory stay mapped here until the
-	 * application frees them (or exits). */
+	 * still owns (once no imported context holds a duplicate of it either);
+	 * rings and registered memory stay mapped here until the application
+	 * frees them (or exits). */
+	if (xrxe_import_close_primary(ctx))
+		return 0; /* freed with the last importer (import.c) */
+	xrxe_context_free(ctx);
+	return 0;
+}
+
+void xrxe_context_free(struct xrxe_context *ctx)
+{
+	struct ibv_context *context = &ctx->vctx.context;
+
 	xrxe_conn_close(&ctx->conn);
 	munmap((void *)ctx->page, ctx->page_len);
 	munmap(ctx->db_ring, ctx->db_ring_len);
 	close(ctx->doorbell_fd);
-	close(context->async_fd);
+	if (context->async_fd >= 0)
+		close(context->async_fd);
 	pthread_mutex_destroy(&context->mutex);
 	pthread_mutex_destroy(&ctx->obj_lock);
 	pthread_spin_destroy(&ctx->db_lock);
 	free(ctx->obj_tab);
 	free(ctx);
-	return 0;
 }

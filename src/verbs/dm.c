@@ -32,7 +32,15 @@ struct xrxe_dm {
 	uint8_t *mem;   /* never handed to the application */
 	size_t length;  /* what was asked for */
 	size_t mapped;  /* length rounded up to pages */
-	_Atomic uint32_t mrs; /* MRs registered over it */
+	_Atomic uint32_t mrs; /* MRs registered over it (an import counts on its origin) */
+	/* Sharing (ibv_import_dm): dm.handle names an allocated DM in the list
+	 * of its connection's opened context (owner->dms, under
+	 * owner->obj_lock) until it is freed; an import points at its origin,
+	 * which keeps its memory while refs (itself and each import) last. */
+	struct xrxe_context *owner;
+	struct xrxe_dm *origin, *next;
+	uint32_t refs;
+	bool listed;
 };
 
 static struct xrxe_dm *to_xdm(struct ibv_dm *dm)
@@ -104,6 +112,14 @@ struct ibv_dm *xrxe_alloc_dm_op(struct ibv_context *context, struct ibv_alloc_dm
 	d->dm.context = context;
 	d->dm.memcpy_to_dm = dm_memcpy_to;
 	d->dm.memcpy_from_dm = dm_memcpy_from;
+	d->owner = xrxe_ctx_primary(ctx);
+	d->refs = 1;
+	pthread_mutex_lock(&d->owner->obj_lock);
+	d->dm.handle = d->owner->dm_next_handle++;
+	d->next = d->owner->dms;
+	d->owner->dms = d;
+	d->listed = true;
+	pthread_mutex_unlock(&d->owner->obj_lock);
 	return &d->dm;
 
 fail_budget:
@@ -111,16 +127,91 @@ fail_budget:
 	return xrxe_null_errno(ENOMEM);
 }
 
+/* Off the owner's list: no import can find it any more (owner->obj_lock held). */
+static void dm_unlist(struct xrxe_dm *d)
+{
+	for (struct xrxe_dm **p = &d->owner->dms; *p; p = &(*p)->next)
+		if (*p == d) {
+			*p = d->next;
+			break;
+		}
+	d->listed = false;
+}
+
+/* One reference to an allocated DM dropped: its memory goes with the last. */
+static void dm_put(struct xrxe_dm *d)
+{
+	bool last;
+
+	pthread_mutex_lock(&d->owner->obj_lock);
+	last = --d->refs == 0;
+	pthread_mutex_unlock(&d->owner->obj_lock);
+	if (last) {
+		munmap(d->mem, d->mapped);
+		free(d);
+	}
+}
+
 int xrxe_free_dm_op(struct ibv_dm *dm)
+{
+	struct xrxe_dm *d = to_xdm(dm), *o = d->origin ? d->origin : d;
+
+	if (atomic_load(&o->mrs))
+		return EBUSY;
+	/* Freeing through an import destroys the shared object as the kernel's
+	 * does: no further import finds it; the memory stays while the other
+	 * holders have it. */
+	pthread_mutex_lock(&o->owner->obj_lock);
+	if (o->listed)
+		dm_unlist(o);
+	pthread_mutex_unlock(&o->owner->obj_lock);
+	if (d->origin) {
+		xrxe_unimport_dm(dm);
+		return 0;
+	}
+	atomic_fetch_sub(&to_xctx(dm->context)->dm_bytes, d->length);
+	dm_put(d);
+	return 0;
+}
+
+struct ibv_dm *xrxe_import_dm(struct ibv_context *context, uint32_t dm_handle)
+{
+	struct xrxe_context *owner = xrxe_ctx_primary(to_xctx(context));
+	struct xrxe_dm *d, *o;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return xrxe_null_errno(ENOMEM);
+	pthread_mutex_lock(&owner->obj_lock);
+	for (o = owner->dms; o && o->dm.handle != dm_handle; o = o->next)
+		;
+	if (o)
+		o->refs++;
+	pthread_mutex_unlock(&owner->obj_lock);
+	if (!o) {
+		free(d);
+		return xrxe_null_errno(ENOENT); /* as the kernel's lookup of an unknown handle */
+	}
+	d->origin = o;
+	d->owner = owner;
+	d->mem = o->mem;
+	d->length = o->length;
+	d->mapped = o->mapped;
+	d->dm.context = context;
+	d->dm.memcpy_to_dm = dm_memcpy_to;
+	d->dm.memcpy_from_dm = dm_memcpy_from;
+	d->dm.handle = dm_handle;
+	return &d->dm;
+}
+
+void xrxe_unimport_dm(struct ibv_dm *dm)
 {
 	struct xrxe_dm *d = to_xdm(dm);
 
-	if (atomic_load(&d->mrs))
-		return EBUSY;
-	munmap(d->mem, d->mapped);
-	atomic_fetch_sub(&to_xctx(dm->context)->dm_bytes, d->length);
+	if (!d->origin)
+		return; /* not an import: ibv_unimport_dm of an allocated DM does nothing */
+	dm_put(d->origin);
 	free(d);
-	return 0;
 }
 
 struct ibv_mr *xrxe_reg_dm_mr_op(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset,
@@ -140,8 +231,8 @@ struct ibv_mr *xrxe_reg_dm_mr_op(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t 
 	if (!ibmr)
 		return NULL;
 	mr = xrxe_container_of(ibmr, struct xrxe_mr, mr);
-	mr->dm_mrs = &d->mrs;
-	atomic_fetch_add(&d->mrs, 1);
+	mr->dm_mrs = d->origin ? &d->origin->mrs : &d->mrs;
+	atomic_fetch_add(mr->dm_mrs, 1);
 	/* The application's view: the region starts at 0, no pointer into
 	 * the DM's pages leaks out. */
 	ibmr->addr = NULL;

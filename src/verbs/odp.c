@@ -45,6 +45,10 @@ int xrxe_odp_open(struct xrxe_context *ctx)
 	ret = xrxe_conn_call(&ctx->conn, XRXE_CTRL_ODP_OPEN, &req, sizeof(req), &fd, 1, NULL, 0,
 			     NULL, NULL);
 	close(fd); /* the daemon holds its own copy */
+	/* An imported context shares its exporter's connection (import.c),
+	 * which may have this process's memory already. */
+	if (ret == -EEXIST && ctx->primary)
+		ret = 0;
 	if (!ret)
 		ctx->odp_open = true;
 out:

@@ -101,8 +101,38 @@ struct xrxe_context {
 	 * ibv_advise_mr's checks (under obj_lock) */
 	bool odp_open;
 	struct xrxe_mr *odp_mrs;
+	/* import.c: an imported context's exporter (whose connection state,
+	 * device page and doorbell ring it uses), NULL for an opened one; an
+	 * opened one's place in the process's list of contexts (its socket's
+	 * inode, the importers holding it, closed by the application while
+	 * they do), and its device memory by handle (dm.c) */
+	struct xrxe_context *primary;
+	int async_wr; /* an imported context's own (silent) async pipe */
+	struct xrxe_context *reg_next;
+	uint64_t sock_dev, sock_ino;
+	int pid;
+	uint32_t importers;
+	struct xrxe_context *imports, *imp_next; /* the contexts imported from it */
+	bool closed;
+	struct xrxe_dm *dms;
+	uint32_t dm_next_handle;
 	struct verbs_context vctx; /* &vctx.context is what the application sees */
 };
+
+/* import.c: the context whose connection, page and doorbell ring ctx uses */
+static inline struct xrxe_context *xrxe_ctx_primary(struct xrxe_context *ctx)
+{
+	return ctx->primary ? ctx->primary : ctx;
+}
+/* context.c: the ops and fields every context has, opened or imported */
+void xrxe_context_setup(struct xrxe_context *ctx, struct ibv_device *device, int async_fd);
+/* import.c: list an opened context (so a duplicate of its socket can be
+ * imported); on ibv_close_device of an opened one, true when importers still
+ * use its state (it is freed with the last of them, xrxe_context_free) */
+void xrxe_import_register(struct xrxe_context *ctx);
+bool xrxe_import_close_primary(struct xrxe_context *ctx);
+int xrxe_import_close_device(struct xrxe_context *ctx);
+void xrxe_context_free(struct xrxe_context *ctx);
 
 static inline struct xrxe_context *to_xctx(struct ibv_context *c)
 {
@@ -113,6 +143,9 @@ void xrxe_obj_add(struct xrxe_context *ctx, struct xrxe_obj *o, uint32_t type, u
 		  void *ptr);
 void xrxe_obj_del(struct xrxe_context *ctx, struct xrxe_obj *o);
 void *xrxe_obj_find(struct xrxe_context *ctx, uint32_t type, uint32_t handle);
+/* ctx's own table only (xrxe_obj_find also asks the contexts imported from it) */
+void *xrxe_obj_find_local(struct xrxe_context *ctx, uint32_t type, uint32_t handle);
+void *xrxe_import_obj_find(struct xrxe_context *ctx, uint32_t type, uint32_t handle);
 
 /* HELLO on a fresh connection: maps the device page, returns the doorbell
  * eventfd and hands the daemon async_wr (write end of the async pipe, or -1
@@ -216,6 +249,9 @@ int xrxe_advise_mr_op(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint3
 #define XRXE_DM_MAX_BYTES (256u * 1024)
 struct ibv_dm *xrxe_alloc_dm_op(struct ibv_context *context, struct ibv_alloc_dm_attr *attr);
 int xrxe_free_dm_op(struct ibv_dm *dm);
+/* ibv_import_dm / ibv_unimport_dm (dm.c: a DM's memory is the process's) */
+struct ibv_dm *xrxe_import_dm(struct ibv_context *context, uint32_t dm_handle);
+void xrxe_unimport_dm(struct ibv_dm *dm);
 struct ibv_mr *xrxe_reg_dm_mr_op(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset,
 				 size_t length, unsigned int access);
 

@@ -10,46 +10,7 @@
 
 #include <stdio.h>
 
-/* --- IBVERBS_1.10 .. 1.13: import/export, ECE, dma-buf ------------------------------ */
-
-struct ibv_context *ibv_import_device(int cmd_fd)
-{
-	(void)cmd_fd;
-	return xrxe_null_errno(EOPNOTSUPP);
-}
-
-struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
-{
-	(void)context, (void)pd_handle;
-	return xrxe_null_errno(EOPNOTSUPP);
-}
-
-void ibv_unimport_pd(struct ibv_pd *pd)
-{
-	(void)pd;
-}
-
-struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
-{
-	(void)pd, (void)mr_handle;
-	return xrxe_null_errno(EOPNOTSUPP);
-}
-
-void ibv_unimport_mr(struct ibv_mr *mr)
-{
-	(void)mr;
-}
-
-struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
-{
-	(void)context, (void)dm_handle;
-	return xrxe_null_errno(EOPNOTSUPP);
-}
-
-void ibv_unimport_dm(struct ibv_dm *dm)
-{
-	(void)dm;
-}
+/* --- IBVERBS_1.10 .. 1.13: ECE, dma-buf (import/export: import.c) ------------------------- */
 
 /* Enhanced Connection Establishment: librdmacm calls these on every connect
  * and treats EOPNOTSUPP as "no ECE". */

@@ -1034,6 +1034,33 @@ static int cmd_bad(const char *ifname)
 		EXPECT("attach a QP that is not ours",
 		       call(&a, &mc, sizeof(mc), NULL, 0, NULL, NULL, NULL), -EBADF);
 	}
+	{
+		/* IMPORT (ibv_import_pd/_mr): a typed lookup in the asking
+		 * connection's own table, nothing else. */
+		struct xrxe_ctrl_import im;
+		struct xrxe_ctrl_import_reply *ir = (void *)&rep;
+
+		hdr_init(&im, XRXE_CTRL_IMPORT, sizeof(im));
+		im.type = XRXE_IMPORT_PD;
+		im.handle = pd;
+		st = call(&a, &im, sizeof(im), NULL, 0, &rep, NULL, NULL);
+		EXPECT("import own PD", st ? st : (int)(ir->handle == pd), 1);
+		EXPECT("import another connection's PD",
+		       call(&b, &im, sizeof(im), NULL, 0, NULL, NULL, NULL), -ENOENT);
+		im.type = XRXE_IMPORT_MR;
+		EXPECT("import a PD's handle as an MR",
+		       call(&a, &im, sizeof(im), NULL, 0, NULL, NULL, NULL), -ENOENT);
+		im.type = 7;
+		EXPECT("import of an unknown type",
+		       call(&a, &im, sizeof(im), NULL, 0, NULL, NULL, NULL), -EINVAL);
+		im.type = XRXE_IMPORT_PD;
+		im.handle = 0xffffffffu;
+		EXPECT("import of handle 0xffffffff",
+		       call(&a, &im, sizeof(im), NULL, 0, NULL, NULL, NULL), -ENOENT);
+		hdr_init(&im, XRXE_CTRL_IMPORT, sizeof(im) - 4);
+		EXPECT("import request too short",
+		       call(&a, &im, sizeof(im) - 4, NULL, 0, NULL, NULL, NULL), -EINVAL);
+	}
 	EXPECT("dealloc PD", destroy(&a, XRXE_CTRL_DEALLOC_PD, pd), 0);
 	{
 		/* The handle table through growth and reuse: 100 PDs, every other

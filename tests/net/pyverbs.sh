@@ -6,8 +6,9 @@
 # ATOMIC_WRITE, rereg and extended-CQ polling (see the .py for the list);
 # then tests/verbs/flush_loopback (ibv_wr_flush, which pyverbs 44 lacks),
 # tests/verbs/dm_domain (device memory, parent and thread domains),
-# tests/verbs/xrc_domains (XRC domains, shared target QPs) and
-# tests/verbs/odp (on-demand paging).
+# tests/verbs/xrc_domains (XRC domains, shared target QPs),
+# tests/verbs/odp (on-demand paging) and tests/verbs/import (importing a
+# context, PDs, MRs and device memory).
 #
 #   tests/net/pyverbs.sh       (BUILD=build-san etc. to test another build)
 set -u
@@ -103,4 +104,8 @@ verbs_prog xrc_domains
 # registration (error completions, the daemon goes on), the implicit region,
 # ibv_advise_mr.
 verbs_prog odp
+
+# Importing a context, PDs, MRs and device memory (docs/verbs-shim.md
+# "Importing"): errors, traffic through imports, lifetimes.
+verbs_prog import
 exit 0
