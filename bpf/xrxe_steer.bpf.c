@@ -10,6 +10,9 @@
  * it arrived on. Anything else (ARP, ICMP, TCP, other UDP, fragments, IPv6 with
  * extension headers) goes to the stack untouched (XDP_PASS), so ping, TCP and
  * neighbour discovery keep working on an interface xrxe is attached to.
+ * The one exception: a frame matching a raw packet QP's flow (the
+ * `xrxe_flows` map xrxed fills from ibv_create_flow) is redirected too, as a
+ * NIC's flow steering hands it to the QP instead of the host stack.
  *
  * SEC("xdp.frags"): the program accepts multi-buffer frames. That is what lets
  * it attach in native mode on a veth whose peer MTU exceeds 3506 and what a
@@ -28,6 +31,7 @@
 #include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/tcp.h>
 #include <linux/udp.h>
 
 #include <bpf/bpf_endian.h>
@@ -86,6 +90,21 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } xrxe_xsks SEC(".maps");
+
+/* Raw packet QP flows (steer.h): the rules, and how many slots to look at. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRXE_STEER_MAX_FLOWS);
+	__type(key, __u32);
+	__type(value, struct xrxe_steer_flow);
+} xrxe_flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} xrxe_flow_count SEC(".maps");
 
 /* Per-CPU slot: a plain add is race-free, no atomics needed. */
 static __always_inline void count(__u32 counter, __u64 bytes)
@@ -158,6 +177,99 @@ static __always_inline struct udphdr *parse_to_udp(void *data, void *data_end, _
 	return udp;
 }
 
+/* The flow key of a frame (steer.h), as src/transport/raw.c computes it:
+ * Ethernet [+ one tag], IPv4 or IPv6 (no extension headers), TCP/UDP ports
+ * of an unfragmented datagram. What the frame does not have stays 0. */
+static __always_inline void flow_key(void *data, void *data_end, struct xrxe_flow_key *k)
+{
+	struct ethhdr *eth = data;
+	__u16 proto;
+	void *l3, *l4 = NULL;
+
+	__builtin_memset(k, 0, sizeof(*k));
+	if ((void *)(eth + 1) > data_end)
+		return;
+	__builtin_memcpy(k->dmac, eth->h_dest, 6);
+	__builtin_memcpy(k->smac, eth->h_source, 6);
+	proto = eth->h_proto;
+	l3 = eth + 1;
+	if (proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD)) {
+		struct vlan_hdr *vlan = l3;
+
+		if ((void *)(vlan + 1) > data_end)
+			return;
+		k->vlan_tci = vlan->tci;
+		proto = vlan->encap_proto;
+		l3 = vlan + 1;
+	}
+	k->ethertype = proto;
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = l3;
+		__u32 ihl_bytes;
+
+		if ((void *)(ip + 1) > data_end)
+			return;
+		k->ip_proto = ip->protocol;
+		__builtin_memcpy(k->src_ip, &ip->saddr, 4);
+		__builtin_memcpy(k->dst_ip, &ip->daddr, 4);
+		ihl_bytes = ip->ihl * 4;
+		if (ihl_bytes >= sizeof(*ip) && !(ip->frag_off & bpf_htons(IP_MF | IP_OFFSET)))
+			l4 = l3 + ihl_bytes;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = l3;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return;
+		k->ip_proto = ip6->nexthdr;
+		__builtin_memcpy(k->src_ip, &ip6->saddr, 16);
+		__builtin_memcpy(k->dst_ip, &ip6->daddr, 16);
+		l4 = ip6 + 1;
+	}
+	if (l4 && (k->ip_proto == IPPROTO_UDP || k->ip_proto == IPPROTO_TCP)) {
+		__be16 *ports = l4; /* source, destination: first in both headers */
+
+		if ((void *)(ports + 2) > data_end)
+			return;
+		k->sport = ports[0];
+		k->dport = ports[1];
+	}
+}
+
+/* Whether the frame matches a raw packet QP's flow. No rule: no cost beyond
+ * one lookup. */
+static __always_inline bool flow_match(void *data, void *data_end)
+{
+	struct xrxe_flow_key k;
+	__u32 zero = 0, *count = bpf_map_lookup_elem(&xrxe_flow_count, &zero);
+	__u32 n, i;
+
+	if (!count || !*count)
+		return false;
+	n = *count;
+	flow_key(data, data_end, &k);
+	for (i = 0; i < XRXE_STEER_MAX_FLOWS; i++) {
+		struct xrxe_steer_flow *f;
+		const __u64 *kw = (const __u64 *)&k;
+		const __u64 *vw, *mw;
+		__u64 diff = 0;
+		__u32 slot = i;
+
+		if (i >= n)
+			break;
+		f = bpf_map_lookup_elem(&xrxe_flows, &slot);
+		if (!f || !f->used)
+			continue;
+		vw = (const __u64 *)&f->value;
+		mw = (const __u64 *)&f->mask;
+#pragma unroll
+		for (int w = 0; w < XRXE_FLOW_KEY_WORDS; w++)
+			diff |= (kw[w] & mw[w]) ^ vw[w];
+		if (!diff)
+			return true;
+	}
+	return false;
+}
+
 /* The arrival time in front of the frame (struct xrxe_rx_meta, steer.h).
  * A driver without metadata support refuses the adjustment: the frame goes
  * on unstamped and the daemon uses its own clock. Invalidates every packet
@@ -191,6 +303,17 @@ static __always_inline int classify(struct xdp_md *ctx, __u64 len, __u32 *counte
 
 	udp = parse_to_udp(data, data_end, &ecn);
 	if (!udp || udp->dest != bpf_htons(roce_udp_port)) {
+		/* Not RoCEv2: the stack's, unless a raw packet QP's flow
+		 * claims it (with no socket on this queue it stays the
+		 * stack's). */
+		if (flow_match(data, data_end)) {
+			stamp_arrival(ctx);
+			if (bpf_redirect_map(&xrxe_xsks, ctx->rx_queue_index, XDP_PASS) ==
+			    XDP_REDIRECT) {
+				*counter = XRXE_STEER_RAW_FLOW;
+				return XDP_REDIRECT;
+			}
+		}
 		*counter = XRXE_STEER_PASSED;
 		return XDP_PASS;
 	}

@@ -473,6 +473,8 @@ const struct xrxe_command xrxe_cmd_status = {
 	"      no_socket     RoCEv2, but no socket on the queue: handed to the kernel\n"
 	"      ecn_ce        RoCEv2 frames marked Congestion Experienced (also counted\n"
 	"                    as steered or no_socket)\n"
+	"      raw_flow      other frames a raw packet QP's flow (ibv_create_flow)\n"
+	"                    matched: redirected to the xrxed AF_XDP socket\n"
 	"\n"
 	"    Without IFACE, a last line says so when xrxe's program is attached\n"
 	"    nowhere. Identifying attached programs needs root.\n"

@@ -28,6 +28,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "xrxe/steer.h"
+
 #define XRXE_ABI_VERSION 3 /* 3: the SQ doorbell ring (xrxe/ring.h), XRC, ODP */
 
 /* Control socket: XRXE_RUN_DIR/IFACE.sock, SOCK_SEQPACKET, one per daemon.
@@ -345,6 +347,14 @@ enum xrxe_ctrl_op {
 	XRXE_CTRL_OPEN_QP,
 	XRXE_CTRL_ODP_OPEN, /* on-demand paging: the process's memory (below) */
 	XRXE_CTRL_IMPORT,   /* ibv_import_pd / ibv_import_mr: a handle's object (below) */
+	XRXE_CTRL_CREATE_FLOW, /* raw packet QPs: ibv_create_flow (below) */
+	XRXE_CTRL_DESTROY_FLOW,
+	XRXE_CTRL_CREATE_WQ, /* RSS: receive work queues, indirection tables, RSS QPs */
+	XRXE_CTRL_MODIFY_WQ,
+	XRXE_CTRL_DESTROY_WQ,
+	XRXE_CTRL_CREATE_RWQ_IND_TBL,
+	XRXE_CTRL_DESTROY_RWQ_IND_TBL,
+	XRXE_CTRL_CREATE_RSS_QP,
 	XRXE_CTRL_OP_COUNT,
 };
 
@@ -678,6 +688,78 @@ _Static_assert(sizeof(struct xrxe_ctrl_cc_reply) <= XRXE_MAX_CTRL_MSG, "cc reply
 struct xrxe_async_event {
 	uint32_t event_type; /* enum ibv_event_type */
 	uint32_t handle;     /* QP, CQ or SRQ handle; port number for port events */
+};
+
+/* Raw packet QPs (docs/architecture.md "Raw packet QPs"). CREATE_QP with
+ * qp_type IBV_QPT_RAW_PACKET needs CAP_NET_RAW in the daemon's user
+ * namespace (the process at the other end of the connection, as the kernel
+ * asks of ibv_create_qp), else -EPERM. CREATE_FLOW: a flow steering frames
+ * that match rule (include/xrxe/steer.h: the shim translates the ibv_flow
+ * specs) to raw packet QP qp; reply struct xrxe_ctrl_handle. -EINVAL for
+ * another QP type or a rule that matches everything, -ENOSPC when
+ * XRXE_STEER_MAX_FLOWS are in use. DESTROY_FLOW: struct xrxe_ctrl_handle;
+ * destroying the QP removes its flows too. */
+struct xrxe_ctrl_create_flow {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t qp;
+	uint32_t pad;
+	struct xrxe_steer_flow rule;
+};
+
+/* RSS (receive side scaling) for raw packet QPs, as ibv_create_wq,
+ * ibv_create_rwq_ind_table and ibv_create_qp_ex with IBV_QP_INIT_ATTR_RX_HASH
+ * give it. CREATE_WQ: a receive work queue (IBV_WQT_RQ) completing into cq;
+ * reply struct xrxe_ctrl_create_wq_reply and fd [0], its ring of struct
+ * xrxe_recv_wqe (the application posts, as to an RQ). Like a raw packet QP
+ * it needs CAP_NET_RAW. MODIFY_WQ: state IBV_WQS_RESET, RDY or ERR (a WQ
+ * receives in RDY). DESTROY_WQ: -EBUSY while an indirection table holds it.
+ * CREATE_RWQ_IND_TBL: 1 << log_size WQ handles (log_size <=
+ * XRXE_MAX_RWQ_IND_LOG); DESTROY: -EBUSY while an RSS QP uses it.
+ * CREATE_RSS_QP: a raw packet QP that only receives: a frame its flows
+ * match goes to the WQ the table holds at the Toeplitz hash of the frame's
+ * fields_mask fields (IBV_RX_HASH_*) with key, modulo the table size. Reply
+ * struct xrxe_ctrl_create_qp_reply, no fds. */
+#define XRXE_MAX_RWQ_IND_LOG 6
+#define XRXE_MAX_RSS_KEY 128
+struct xrxe_ctrl_create_wq {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t pd;
+	uint32_t cq;
+	uint32_t max_wr;
+	uint32_t max_sge;
+};
+struct xrxe_ctrl_create_wq_reply {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t handle;
+	uint32_t wq_num;
+	uint32_t max_wr; /* actual capacities */
+	uint32_t max_sge;
+	uint64_t rq_size; /* bytes to map */
+};
+struct xrxe_ctrl_modify_wq {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t handle;
+	uint32_t state; /* enum ibv_wq_state */
+};
+struct xrxe_ctrl_create_rwq_ind_tbl {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t log_size;
+	uint32_t pad;
+	uint32_t wq[1u << XRXE_MAX_RWQ_IND_LOG];
+};
+struct xrxe_ctrl_create_rwq_ind_tbl_reply {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t handle;
+	uint32_t ind_tbl_num;
+};
+struct xrxe_ctrl_create_rss_qp {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t pd;
+	uint32_t ind_tbl;
+	uint64_t fields_mask; /* IBV_RX_HASH_* */
+	uint32_t key_len;
+	uint32_t pad;
+	uint8_t key[XRXE_MAX_RSS_KEY];
 };
 
 #endif /* XRXE_ABI_H */

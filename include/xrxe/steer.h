@@ -18,6 +18,7 @@ enum xrxe_steer_counter {
 	XRXE_STEER_DROP_BAD_BTH,  /* UDP 4791 with BTH TVer != 0 (IBA C9-3) */
 	XRXE_STEER_NO_SOCKET,     /* RoCEv2, but no socket bound on this queue: passed */
 	XRXE_STEER_ECN_CE,        /* RoCEv2 frame with IP ECN = CE (counted, then steered) */
+	XRXE_STEER_RAW_FLOW,      /* not RoCEv2, matched a raw packet QP's flow: redirected */
 	XRXE_STEER_COUNTER_COUNT,
 };
 
@@ -60,6 +61,42 @@ struct xrxe_rx_meta {
 
 /* XSKMAP slots: one per NIC RX queue. */
 #define XRXE_STEER_MAX_QUEUES 64
+
+/* Raw packet QP flows (ibv_create_flow; docs/architecture.md "Raw packet
+ * QPs"). A frame that is not RoCEv2 is reduced to a flow key, the same way
+ * by the XDP program and by xrxed (src/transport/raw.c), and matched against
+ * the rules of the `xrxe_flows` array map: a rule matches when
+ * (key & mask) == value, word by word (value is stored already masked). A
+ * frame matching a rule goes to the AF_XDP socket; one matching none goes
+ * to the kernel stack untouched. Slots [0, count) of the map are looked at
+ * (count: `xrxe_flow_count`, element 0); a slot with used == 0 matches
+ * nothing. */
+#define XRXE_STEER_FLOWS_MAP "xrxe_flows"
+#define XRXE_STEER_FLOW_COUNT_MAP "xrxe_flow_count"
+#define XRXE_STEER_MAX_FLOWS 64
+
+/* 64 bytes, compared as 8 64-bit words. Multi-byte fields in network order. */
+struct xrxe_flow_key {
+	__u8 dmac[6];
+	__u8 smac[6];
+	__be16 ethertype; /* after at most one 802.1Q / 802.1ad tag */
+	__be16 vlan_tci;  /* 0 without a tag */
+	__u8 ip_proto;    /* IPv4 protocol / IPv6 next header; 0 when not IP */
+	__u8 pad0[3];
+	__u8 src_ip[16];  /* IPv4: the first 4 bytes */
+	__u8 dst_ip[16];
+	__be16 sport;     /* TCP or UDP, not a fragment; else 0 */
+	__be16 dport;
+	__u8 pad1[8];
+};
+#define XRXE_FLOW_KEY_WORDS 8
+
+struct xrxe_steer_flow {
+	struct xrxe_flow_key value; /* already masked */
+	struct xrxe_flow_key mask;
+	__u32 used;
+	__u32 pad;
+};
 
 /* Maps are pinned as PIN_DIR/IFACE/{stats,xsks} when bpffs is available. */
 #define XRXE_STEER_PIN_ROOT "/sys/fs/bpf/xrxe"

@@ -46,7 +46,8 @@ static void conn_unpark(struct conn *c)
 static void conn_close(struct conn *c, const char *why)
 {
 	/* windows before regions: a region with bound windows refuses to go */
-	static const enum obj_type order[] = { OBJ_CM_ID, OBJ_CM_CHANNEL, OBJ_QP, OBJ_SRQ, OBJ_XRCD,
+	static const enum obj_type order[] = { OBJ_CM_ID, OBJ_CM_CHANNEL, OBJ_FLOW, OBJ_QP,
+					       OBJ_RWQ_IND_TBL, OBJ_WQ, OBJ_SRQ, OBJ_XRCD,
 					       OBJ_AH,	  OBJ_MW,	  OBJ_MR, OBJ_CQ,
 					       OBJ_CHANNEL, OBJ_PD };
 	struct xrxe_ctrl *ctrl = c->ctrl;

@@ -23,7 +23,7 @@
 
 enum obj_type {
 	OBJ_NONE, OBJ_PD, OBJ_MR, OBJ_CQ, OBJ_QP, OBJ_AH, OBJ_CHANNEL, OBJ_SRQ, OBJ_MW,
-	OBJ_CM_CHANNEL, OBJ_CM_ID, OBJ_XRCD, OBJ_TYPES
+	OBJ_CM_CHANNEL, OBJ_CM_ID, OBJ_XRCD, OBJ_FLOW, OBJ_WQ, OBJ_RWQ_IND_TBL, OBJ_TYPES
 };
 
 
@@ -76,6 +76,7 @@ struct obj_qp {
 	/* an XRC target's handle (ctrl_xrc.c): the shared QP, its next holder */
 	struct xrc_tgt *tgt;
 	struct obj_qp *tgt_next;
+	struct obj_rwq_ind_tbl *rss_tbl; /* an RSS QP's indirection table (ctrl_raw.c) */
 };
 
 /* An open of an XRC domain (ctrl_xrc.c). */
@@ -270,7 +271,23 @@ VERBS_OP(create_xrc_tgt);
 VERBS_OP(open_qp);
 VERBS_OP(odp_open);
 VERBS_OP(import); /* ctrl_import.c */
+VERBS_OP(create_flow);
+VERBS_OP(destroy_flow);
+VERBS_OP(create_wq);
+VERBS_OP(modify_wq);
+VERBS_OP(destroy_wq);
+VERBS_OP(create_rwq_ind_tbl);
+VERBS_OP(destroy_rwq_ind_tbl);
+VERBS_OP(create_rss_qp);
 #undef VERBS_OP
+/* ctrl_raw.c: raw packet QPs. 0 when the peer may create one (CAP_NET_RAW),
+ * else -EPERM; a flow, a WQ, an indirection table go; an RSS QP lets go of
+ * its table. */
+int xrxe_ctrli_raw_permitted(struct conn *c);
+int xrxe_ctrli_destroy_flow(struct obj *o);
+int xrxe_ctrli_destroy_wq(struct obj *o);
+int xrxe_ctrli_destroy_rwq_ind_tbl(struct obj *o);
+void xrxe_ctrli_rss_qp_gone(struct obj_qp *qp);
 /* CREATE_SRQ and CREATE_XRC_SRQ (xrcdn 0 and cq NULL: a basic SRQ) */
 int xrxe_ctrli_srq_create(struct conn *c, const struct xrxe_ctrl_srq *q, uint32_t xrcdn,
 			  struct xrxe_tp_cq *cq, int *fds, struct reply *r);

@@ -32,7 +32,7 @@ const char *const xrxe_ctrli_obj_names[OBJ_TYPES] = {
 	[OBJ_PD] = "PD", [OBJ_MR] = "MR",	    [OBJ_CQ] = "CQ",
 	[OBJ_QP] = "QP", [OBJ_AH] = "AH", [OBJ_CHANNEL] = "channel",
 	[OBJ_SRQ] = "SRQ", [OBJ_MW] = "MW", [OBJ_CM_CHANNEL] = "CM channel", [OBJ_CM_ID] = "CM ID",
-	[OBJ_XRCD] = "XRCD",
+	[OBJ_XRCD] = "XRCD", [OBJ_FLOW] = "flow", [OBJ_WQ] = "WQ", [OBJ_RWQ_IND_TBL] = "RWQ ind table",
 };
 
 uint64_t xrxe_ctrli_now_ns(void)
@@ -78,7 +78,8 @@ static const int8_t obj_res[OBJ_TYPES] = {
 	[OBJ_NONE] = -1, [OBJ_PD] = XRXE_Q_PD, [OBJ_MR] = XRXE_Q_MR, [OBJ_CQ] = XRXE_Q_CQ,
 	[OBJ_QP] = XRXE_Q_QP, [OBJ_AH] = XRXE_Q_AH, [OBJ_CHANNEL] = XRXE_Q_CHANNEL,
 	[OBJ_SRQ] = XRXE_Q_SRQ, [OBJ_MW] = XRXE_Q_MW, [OBJ_CM_CHANNEL] = XRXE_Q_CM_CHANNEL,
-	[OBJ_CM_ID] = XRXE_Q_CM_ID,
+	[OBJ_CM_ID] = XRXE_Q_CM_ID, [OBJ_FLOW] = XRXE_Q_QP, /* a flow: part of its QP */
+	[OBJ_WQ] = XRXE_Q_QP, [OBJ_RWQ_IND_TBL] = XRXE_Q_QP, /* RSS: its QPs' parts */
 };
 
 static bool obj_holds_fd(enum obj_type t)
@@ -310,6 +311,7 @@ static int destroy_qp(struct obj_qp *q)
 	 * after this. */
 	xrxe_tp_mcast_detach_all(c->ctrl->cfg.tp, q->qp, mcast_left, c->ctrl);
 	xrxe_tp_qp_destroy(c->ctrl->cfg.tp, q->qp);
+	xrxe_ctrli_rss_qp_gone(q); /* an RSS QP's table (ctrl_raw.c) */
 	xrxe_ctrli_conn_ring_free(c, &q->sq);
 	xrxe_ctrli_conn_ring_free(c, &q->rq);
 	xrxe_ctrli_count_adjust(c->ctrl, OBJ_QP, -1);
@@ -429,6 +431,12 @@ int xrxe_ctrli_destroy_obj(struct obj *o)
 		return destroy_srq((struct obj_srq *)o);
 	case OBJ_XRCD:
 		return xrxe_ctrli_destroy_xrcd((struct obj_xrcd *)o);
+	case OBJ_FLOW:
+		return xrxe_ctrli_destroy_flow(o);
+	case OBJ_WQ:
+		return xrxe_ctrli_destroy_wq(o);
+	case OBJ_RWQ_IND_TBL:
+		return xrxe_ctrli_destroy_rwq_ind_tbl(o);
 	case OBJ_CM_ID:
 	case OBJ_CM_CHANNEL:
 		return xrxe_ctrli_destroy_cm_obj(o);

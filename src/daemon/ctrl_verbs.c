@@ -480,9 +480,14 @@ int xrxe_ctrli_op_create_qp(struct conn *c, const void *req, int *fds, struct re
 	rcq = xrc_send ? NULL : (struct obj_cq *)xrxe_ctrli_obj_lookup(c, q->recv_cq, OBJ_CQ);
 	if (!pd || !scq || (!rcq && !xrc_send))
 		return -EBADF;
-	if (q->qp_type != IBV_QPT_RC && q->qp_type != IBV_QPT_UC && q->qp_type != IBV_QPT_UD &&
-	    !xrc_send)
-		return -EOPNOTSUPP; /* as rxe_qp_chk_init for RD, raw */
+	if (q->qp_type == IBV_QPT_RAW_PACKET) {
+		err = xrxe_ctrli_raw_permitted(c); /* CAP_NET_RAW (ctrl_raw.c) */
+		if (err)
+			return err;
+	} else if (q->qp_type != IBV_QPT_RC && q->qp_type != IBV_QPT_UC &&
+		   q->qp_type != IBV_QPT_UD && !xrc_send) {
+		return -EOPNOTSUPP; /* as rxe_qp_chk_init for RD */
+	}
 	if (xrc_send) {
 		if (q->srq != XRXE_NO_HANDLE)
 			return -EINVAL;

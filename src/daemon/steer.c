@@ -66,6 +66,7 @@ static const char *const counter_names[] = {
 	[XRXE_STEER_DROP_BAD_BTH] = "drop_bad_bth",
 	[XRXE_STEER_NO_SOCKET] = "no_socket",
 	[XRXE_STEER_ECN_CE] = "ecn_ce",
+	[XRXE_STEER_RAW_FLOW] = "raw_flow",
 };
 _Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == XRXE_STEER_COUNTER_COUNT,
 	       "a counter without a name");
@@ -126,10 +127,10 @@ static int prog_maps(int prog_fd, struct xrxe_steer_maps *maps, struct prog_roda
 {
 	struct bpf_prog_info info = { 0 };
 	__u32 info_len = sizeof(info);
-	__u32 ids[8];
+	__u32 ids[16];
 	int err;
 
-	maps->stats_fd = maps->xsks_fd = -1;
+	maps->stats_fd = maps->xsks_fd = maps->flows_fd = maps->flow_count_fd = -1;
 	maps->stats_entries = 0;
 	memset(ro_out, 0, sizeof(*ro_out));
 
@@ -164,6 +165,19 @@ static int prog_maps(int prog_fd, struct xrxe_steer_maps *maps, struct prog_roda
 			maps->xsks_fd = fd;
 			continue;
 		}
+		/* raw packet QP flows (an older program has none) */
+		if (maps->flows_fd < 0 && map_is(&mi, XRXE_STEER_FLOWS_MAP, BPF_MAP_TYPE_ARRAY) &&
+		    mi.value_size == sizeof(struct xrxe_steer_flow) &&
+		    mi.max_entries == XRXE_STEER_MAX_FLOWS) {
+			maps->flows_fd = fd;
+			continue;
+		}
+		if (maps->flow_count_fd < 0 &&
+		    map_is(&mi, XRXE_STEER_FLOW_COUNT_MAP, BPF_MAP_TYPE_ARRAY) &&
+		    mi.value_size == sizeof(__u32)) {
+			maps->flow_count_fd = fd;
+			continue;
+		}
 		/* libbpf names it "<first 8 chars of the object>.rodata". */
 		/* Its value is the section, without the struct's tail padding. */
 		if (mi.type == BPF_MAP_TYPE_ARRAY && nlen >= 7 && !strcmp(mi.name + nlen - 7, ".rodata") &&
@@ -189,7 +203,11 @@ static void maps_close(struct xrxe_steer_maps *maps)
 		close(maps->stats_fd);
 	if (maps->xsks_fd >= 0)
 		close(maps->xsks_fd);
-	maps->stats_fd = maps->xsks_fd = -1;
+	if (maps->flows_fd >= 0)
+		close(maps->flows_fd);
+	if (maps->flow_count_fd >= 0)
+		close(maps->flow_count_fd);
+	maps->stats_fd = maps->xsks_fd = maps->flows_fd = maps->flow_count_fd = -1;
 	maps->stats_entries = 0;
 }
 
@@ -376,7 +394,7 @@ static int steer_inspect(const char *ifname, unsigned int ifindex, struct xrxe_s
 	memset(state, 0, sizeof(*state));
 	state->ifindex = ifindex;
 	if (maps)
-		maps->stats_fd = maps->xsks_fd = -1;
+		maps->stats_fd = maps->xsks_fd = maps->flows_fd = maps->flow_count_fd = -1;
 
 	err = bpf_xdp_query((int)ifindex, 0, &q);
 	if (err) {
@@ -760,7 +778,8 @@ static uint32_t component_priority(const struct xrxe_steer_state *st)
 int xrxe_steer_attach_with(const char *ifname, const struct xrxe_steer_attach_opts *opts,
 			   bool *already)
 {
-	struct xrxe_steer_maps maps = { .stats_fd = -1, .xsks_fd = -1 };
+	struct xrxe_steer_maps maps = { .stats_fd = -1, .xsks_fd = -1, .flows_fd = -1,
+					.flow_count_fd = -1 };
 	struct xrxe_steer_attach_opts o = *opts;
 	struct xrxe_steer_state st;
 	unsigned int ifindex;
@@ -932,7 +951,7 @@ int xrxe_steer_open_maps(const char *ifname, struct xrxe_steer_maps *maps)
 	unsigned int ifindex;
 	int err;
 
-	maps->stats_fd = maps->xsks_fd = -1;
+	maps->stats_fd = maps->xsks_fd = maps->flows_fd = maps->flow_count_fd = -1;
 	maps->stats_entries = 0;
 	xrxe_bpf_quiet_begin();
 	err = steer_ifindex(ifname, &ifindex);
@@ -982,4 +1001,27 @@ int xrxe_steer_read_stats(const struct xrxe_steer_maps *maps,
 	}
 	free(percpu);
 	return err;
+}
+
+/* --- raw packet QP flows ------------------------------------------------------- */
+
+int xrxe_steer_flow_set(const struct xrxe_steer_maps *maps, uint32_t slot,
+			const struct xrxe_steer_flow *flow, uint32_t count)
+{
+	struct xrxe_steer_flow none = { 0 };
+	__u32 key = slot, zero = 0;
+
+	if (maps->flows_fd < 0 || maps->flow_count_fd < 0)
+		return -EOPNOTSUPP;
+	if (slot >= XRXE_STEER_MAX_FLOWS || count > XRXE_STEER_MAX_FLOWS)
+		return -EINVAL;
+	/* A new rule is written before the count can cover it; a removed one
+	 * is cleared before the count shrinks: the program never reads a
+	 * half-written slot as a rule (a slot is one map element, updated
+	 * whole by the kernel). */
+	if (bpf_map_update_elem(maps->flows_fd, &key, flow ? flow : &none, BPF_ANY))
+		return -errno;
+	if (bpf_map_update_elem(maps->flow_count_fd, &zero, &count, BPF_ANY))
+		return -errno;
+	return 0;
 }

@@ -78,6 +78,8 @@ struct xrxe_steer_attach_opts {
 struct xrxe_steer_maps {
 	int stats_fd;
 	int xsks_fd;
+	int flows_fd;      /* raw packet QP flows (XRXE_STEER_FLOWS_MAP); -1: an older program */
+	int flow_count_fd; /* XRXE_STEER_FLOW_COUNT_MAP */
 	uint32_t stats_entries; /* counters the attached program has (an older
 				 * build may have fewer than XRXE_STEER_COUNTER_COUNT) */
 };
@@ -126,5 +128,10 @@ int xrxe_steer_read_stats(const struct xrxe_steer_maps *maps,
 			  struct xrxe_steer_stat out[XRXE_STEER_COUNTER_COUNT]);
 /* Stable counter names for output: "steered", "passed", "drop_short", ... */
 const char *xrxe_steer_counter_name(enum xrxe_steer_counter c);
+/* Raw packet QP flows: write rule slot (NULL: clear it) and the number of
+ * slots the program looks at. -EOPNOTSUPP when the attached program has no
+ * flow maps (an older build adopted), -errno from the kernel. */
+int xrxe_steer_flow_set(const struct xrxe_steer_maps *maps, uint32_t slot,
+			const struct xrxe_steer_flow *flow, uint32_t count);
 
 #endif /* XRXE_DAEMON_STEER_H */

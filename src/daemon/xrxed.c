@@ -373,7 +373,7 @@ static int daemon_setup(struct daemon *d)
 	int err;
 
 	d->epfd = d->sig_src.fd = -1;
-	d->maps.stats_fd = d->maps.xsks_fd = -1;
+	d->maps.stats_fd = d->maps.xsks_fd = d->maps.flows_fd = d->maps.flow_count_fd = -1;
 
 	/* Writing to a pipe or socket whose reader is gone must be an error
 	 * return, not the end of the daemon. */
@@ -508,6 +508,7 @@ static int daemon_setup(struct daemon *d)
 		.ops = &xrxe_daemon_tp_ops,
 		.user = d,
 		.max_path_mtu = path_mtu_cap(d),
+		.raw_mtu = d->mtu, /* raw packet QPs' frames (transport/raw.c) */
 		.max_qp = DEV_MAX_QP,
 		.max_mr = DEV_MAX_MR,
 		.local_ack_delay = DEV_LOCAL_ACK_DELAY,

@@ -221,6 +221,22 @@ static void xrxe_daemon_gsi_rx(void *user, const struct xrxe_pkt *pkt)
 		xrxe_ctrl_cm_rx(d->ctrl, pkt, d->now);
 }
 
+/* Raw packet QP flows (src/transport/raw.c): mirrored into the XDP
+ * program's map, so that matching frames from the wire reach us. Frames
+ * looped back from our own raw QPs match without it. */
+static void xrxe_daemon_raw_flow_set(void *user, uint32_t slot, const struct xrxe_steer_flow *flow,
+				     uint32_t count)
+{
+	struct daemon *d = user;
+	int err = xrxe_steer_flow_set(&d->maps, slot, flow, count);
+
+	if (err)
+		xrxe_warn_rl("%s: raw packet QP flows: cannot update the XDP program's map (%s): "
+			     "frames from the wire will not match", d->opts.ifname,
+			     err == -EOPNOTSUPP ? "the attached program predates them"
+						: strerror(-err));
+}
+
 /* What the core calls (struct xrxe_tp_ops), given at xrxe_tp_create. */
 const struct xrxe_tp_ops xrxe_daemon_tp_ops = {
 	.tx_reserve = xrxe_daemon_tx_reserve,
@@ -229,6 +245,7 @@ const struct xrxe_tp_ops xrxe_daemon_tp_ops = {
 	.async_event = xrxe_daemon_async_event,
 	.gsi_rx = xrxe_daemon_gsi_rx,
 	.odp_rw = xrxe_daemon_odp_rw, /* on-demand paging (odp.c) */
+	.raw_flow_set = xrxe_daemon_raw_flow_set, /* raw packet QPs (transport/raw.c) */
 };
 
 void xrxe_daemon_port_event(void *user, enum ibv_event_type ev)
@@ -269,6 +286,17 @@ static int frame_ecn(const uint8_t *f, uint32_t len)
 	return -1;
 }
 
+/* A frame that failed to parse as RoCEv2 before its UDP port said it was
+ * one: a raw packet QP's flow may want it (the XDP program steers such
+ * frames only when a flow matches; transport/raw.c). */
+static bool raw_candidate(int err)
+{
+	return err == XRXE_PARSE_NOT_IP || err == XRXE_PARSE_BAD_IP_VERSION ||
+	       err == XRXE_PARSE_IP_OPTIONS || err == XRXE_PARSE_IP_FRAGMENT ||
+	       err == XRXE_PARSE_BAD_IP_LENGTH || err == XRXE_PARSE_NOT_UDP ||
+	       err == XRXE_PARSE_NOT_ROCEV2 || err == XRXE_PARSE_TRUNCATED;
+}
+
 /* Verify one burst and hand the good frames to the core; returns frames seen. */
 static void count_rx_lag(struct daemon *d, uint64_t lag_ns)
 {
@@ -292,6 +320,9 @@ unsigned xrxe_daemon_poll_queue(struct daemon *d, struct xrxe_xsk *xsk)
 
 		if (frames[i].nfrags && frame_ecn(frames[i].frag[0].data, frames[i].frag[0].len) == 3)
 			d->ctr.ecn_ce_rx++; /* DCQCN: CE as XDP counts it */
+		if (err && raw_candidate(err) &&
+		    xrxe_tp_raw_rx(d->tp, frames[i].frag, frames[i].nfrags, d->now))
+			continue;
 		if (err) {
 			d->ctr.rx_error[err]++;
 			xrxe_dbg("rx drop: %s", xrxe_parse_strerror((enum xrxe_parse_error)err));
@@ -325,6 +356,17 @@ unsigned xrxe_daemon_loop_drain(struct daemon *d)
 		/* We built these frames a moment ago: the ICRC is ours. */
 		err = xrxe_parse(q->buf + (size_t)slot * XRXE_MAX_FRAME_LEN, q->len[slot],
 				 XRXE_PARSE_SKIP_ICRC, &pkt);
+		if (err && raw_candidate(err)) {
+			/* a raw packet QP's frame to ourselves (transport/raw.c) */
+			struct xrxe_frag f = { q->buf + (size_t)slot * XRXE_MAX_FRAME_LEN,
+					       q->len[slot] };
+
+			if (xrxe_tp_raw_rx(d->tp, &f, 1, d->now)) {
+				d->ctr.loop_frames++;
+				q->head++;
+				continue;
+			}
+		}
 		if (err) {
 			d->ctr.loop_parse_errors++;
 		} else {

@@ -103,7 +103,8 @@ struct counter {
 	X(T, rx_drop_gsi) X(T, tx_no_buffer) X(T, qps) X(T, cqs) X(T, mrs) X(T, pds)           \
 	X(T, ahs) X(T, srqs) X(T, mcast_grps) X(T, mws) X(T, cnp_sent) X(T, cnp_rcvd)          \
 	X(T, ecn_ce_qp) X(T, cnp_rcvd_no_qp) X(T, cnp_suppressed) X(T, paced)                  \
-	X(T, odp_read_bytes) X(T, odp_write_bytes) X(T, odp_faults)
+	X(T, odp_read_bytes) X(T, odp_write_bytes) X(T, odp_faults) X(T, raw_tx) X(T, raw_rx)  \
+	X(T, raw_rx_no_flow) X(T, raw_rx_drop) X(T, raw_tx_bad_len) X(T, raw_flows)
 static const struct counter tp_counters[] = { TP_STATS(COUNTER, struct xrxe_tp_stats) };
 _Static_assert(0 TP_STATS(COUNTER_SIZE, struct xrxe_tp_stats) == sizeof(struct xrxe_tp_stats),
 	       "tp_counters must list every field of struct xrxe_tp_stats once");
@@ -226,6 +227,8 @@ static const char *qp_type_name(enum ibv_qp_type t)
 		return "XRC_SEND"; /* docs/xrc.md */
 	case IBV_QPT_XRC_RECV:
 		return "XRC_RECV";
+	case IBV_QPT_RAW_PACKET:
+		return "RAW_PACKET"; /* also WQs and RSS QPs (ctrl_raw.c) */
 	default:
 		return "?";
 	}

@@ -31,7 +31,7 @@ const char *xrxe_tpi_state_name(enum ibv_qp_state s)
 /* --- the transition table (IBA 10.3.1 table 91; the kernel's qp_state_table
  * in drivers/infiniband/core/verbs.c has the same RC/UC/UD rows) ---------- */
 
-enum { T_RC, T_UC, T_UD, T_N };
+enum { T_RC, T_UC, T_UD, T_RAW, T_N };
 
 struct qp_trans {
 	bool valid;
@@ -51,6 +51,9 @@ static const struct qp_trans qp_trans[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 				[T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
 				[T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
 				[T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
+				/* the kernel's qp_state_table: a raw packet
+				 * QP has a port and nothing else */
+				[T_RAW] = A(PORT),
 			},
 		},
 		[IBV_QPS_ERR] = { .valid = true },
@@ -64,6 +67,7 @@ static const struct qp_trans qp_trans[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 				[T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
 				[T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
 				[T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
+				[T_RAW] = A(PORT),
 			},
 		},
 		[IBV_QPS_RTR] = {
@@ -98,6 +102,7 @@ static const struct qp_trans qp_trans[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 				[T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
 					 A(PATH_MIG_STATE),
 				[T_UD] = A(CUR_STATE) | A(QKEY),
+				[T_RAW] = A(CUR_STATE),
 			},
 		},
 	},
@@ -112,6 +117,7 @@ static const struct qp_trans qp_trans[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 				[T_UC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
 					 A(PATH_MIG_STATE),
 				[T_UD] = A(CUR_STATE) | A(QKEY),
+				[T_RAW] = A(CUR_STATE),
 			},
 		},
 		[IBV_QPS_SQD] = { .valid = true, .opt = ALL3(A(EN_SQD_ASYNC_NOTIFY)) },
@@ -166,7 +172,7 @@ static const struct qp_trans qp_trans[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 
 static int qp_tidx(enum ibv_qp_type t)
 {
-	return t == IBV_QPT_RC ? T_RC : t == IBV_QPT_UC ? T_UC : T_UD;
+	return t == IBV_QPT_RC ? T_RC : t == IBV_QPT_UC ? T_UC : t == IBV_QPT_RAW_PACKET ? T_RAW : T_UD;
 }
 
 /* --- lookup ---------------------------------------------------------------- */
@@ -250,7 +256,7 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 		if (err)
 			return err;
 	} else if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
-		   init->qp_type != IBV_QPT_UD) {
+		   init->qp_type != IBV_QPT_UD && init->qp_type != IBV_QPT_RAW_PACKET) {
 		return -EOPNOTSUPP;
 	} else if (!init->send_cq || !init->recv_cq || !init->sq || !init->rq == !init->srq ||
 		   (init->srq && init->srq->xrcdn)) {
@@ -401,6 +407,7 @@ void xrxe_tp_qp_destroy(struct xrxe_tp *tp, struct xrxe_tp_qp *qp)
 		qp->next->prev = qp->prev;
 	xrxe_tp_mcast_detach_all(tp, qp, NULL, NULL);
 	xrxe_tpi_xrc_qp_fini(qp); /* a target lets go of its SRQ and domain (xrc.c) */
+	xrxe_tpi_raw_qp_gone(qp); /* a raw packet QP's flows go with it (raw.c) */
 	if (qp->send_cq)
 		qp->send_cq->refs--;
 	if (qp->recv_cq)

@@ -22,6 +22,8 @@ static bool wr_allowed(enum ibv_qp_type t, uint32_t op)
 {
 	/* docs/facts/rxe.md §1.4 (rxe_wr_opcode_info); SEND_WITH_INV has wire
 	 * opcodes only on RC (IBA table 38). */
+	if (t == IBV_QPT_RAW_PACKET)
+		return op == IBV_WR_SEND; /* a frame, nothing else (raw.c) */
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
@@ -144,6 +146,14 @@ static void wqe_validate(struct xrxe_tp_qp *qp, struct tp_swqe *w, const uint8_t
 		 * success without sending (docs/facts/rxe.md §5.4). We report it. */
 		if (w->length > mtu)
 			return wqe_bad(w, IBV_WC_LOC_LEN_ERR);
+	}
+	if (qp->type == IBV_QPT_RAW_PACKET) {
+		/* one whole frame, within what the wire carries (raw.c) */
+		if (!xrxe_tpi_raw_len_ok(tp, w->length)) {
+			tp->stats.raw_tx_bad_len++;
+			wqe_bad(w, IBV_WC_LOC_LEN_ERR);
+		}
+		return;
 	}
 	if (!w->is_atomic && w->length > mtu)
 		w->npkts = (w->length + mtu - 1) / mtu;
@@ -330,6 +340,9 @@ static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 	bool inl = w->wr.send_flags & IBV_SEND_INLINE;
 	const uint8_t *staged = NULL; /* the payload, when ODP memory had to be read first */
 	int err;
+
+	if (qp->type == IBV_QPT_RAW_PACKET)
+		return xrxe_tpi_raw_send(qp, w);
 
 	xrxe_tpi_spec_init(qp, w->av ? w->av : &qp->av, &spec);
 	if (w->is_read) {

@@ -390,6 +390,20 @@ static void complete_rwqe_status(struct xrxe_tp_qp *qp, enum ibv_wc_status st)
 	complete_rwqe(qp, &wc, true);
 }
 
+int xrxe_tpi_resp_take_rwqe(struct xrxe_tp_qp *qp)
+{
+	int err = qp->resp.have_rwqe ? 0 : get_rwqe(qp);
+
+	if (err == -EINVAL)
+		complete_rwqe_status(qp, IBV_WC_LOC_QP_OP_ERR);
+	return err;
+}
+
+void xrxe_tpi_resp_complete_rwqe(struct xrxe_tp_qp *qp, struct ibv_wc *wc)
+{
+	complete_rwqe(qp, wc, false);
+}
+
 bool xrxe_tpi_resp_flush(struct xrxe_tp_qp *qp)
 {
 	bool did = false;

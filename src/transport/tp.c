@@ -140,7 +140,9 @@ void xrxe_tpi_qp_rx(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct xrxe
 	uint16_t pkey = xrxe_bth_pkey(xrxe_pkt_bth(pkt));
 	uint32_t fl = pkt->op->flags;
 
-	if (!qp) {
+	/* a raw packet QP has no QPN on the wire: it takes frames through
+	 * its flows only (raw.c) */
+	if (!qp || qp->type == IBV_QPT_RAW_PACKET) {
 		tp->stats.rx_drop_no_qp++;
 		return;
 	}

@@ -409,6 +409,7 @@ struct xrxe_tp_qp {
 	 * application's (xrc_sq: an empty private ring, so the requester
 	 * finds nothing to do) and borrows srq, recv_cq and pdn from the XRC
 	 * SRQ the current message names (srq NULL, pdn 0: none yet). */
+	struct tp_rss *rss; /* raw packet QPs with RSS (raw.c) */
 	uint8_t xrc; /* enum tp_xrc_role */
 	uint32_t xrcdn;
 	struct xrxe_ring *xrc_sq;
@@ -440,6 +441,14 @@ struct tp_mcast_grp {
 /* ---------------------------------------------------------------------------
  * The device
  * ------------------------------------------------------------------------- */
+
+/* A raw packet QP's flow (raw.c): qp NULL when the slot is free; gen
+ * tells a flow id from the one that had the slot before. */
+struct tp_raw_flow {
+	struct xrxe_tp_qp *qp;
+	struct xrxe_steer_flow rule;
+	uint32_t gen;
+};
 
 struct xrxe_tp {
 	struct xrxe_tp_config cfg;
@@ -473,6 +482,8 @@ struct xrxe_tp {
 	struct xrxe_tp_srq *srqs;
 	struct tp_xrc *xrc; /* XRC domains and SRQ numbers (xrc.c), from the first domain */
 	struct tp_mcast_grp mcast[XRXE_TP_MAX_MCAST_GRP];
+	struct tp_raw_flow raw_flows[XRXE_STEER_MAX_FLOWS]; /* raw packet QP flows (raw.c) */
+	uint32_t raw_flow_count; /* one past the highest slot in use */
 
 	struct xrxe_tp_stats stats;
 
@@ -490,6 +501,17 @@ struct xrxe_tp {
 /* ---------------------------------------------------------------------------
  * Cross-file helpers (xrxe_tpi_: transport-internal)
  * ------------------------------------------------------------------------- */
+
+/* raw.c: raw packet QPs. A send WQE's length within the frame bounds;
+ * send one frame (0, -ENOBUFS: try again later, or -EFAULT: the WQE is
+ * BAD now); the QP's flows removed (destroy). */
+bool xrxe_tpi_raw_len_ok(const struct xrxe_tp *tp, uint32_t len);
+int xrxe_tpi_raw_send(struct xrxe_tp_qp *qp, struct tp_swqe *w);
+void xrxe_tpi_raw_qp_gone(struct xrxe_tp_qp *qp);
+/* resp.c: the receive WQE a raw frame goes into (0; -EAGAIN none posted;
+ * -EINVAL malformed, completed in error here), and its completion. */
+int xrxe_tpi_resp_take_rwqe(struct xrxe_tp_qp *qp);
+void xrxe_tpi_resp_complete_rwqe(struct xrxe_tp_qp *qp, struct ibv_wc *wc);
 
 /* names for logs */
 const char *xrxe_tpi_state_name(enum ibv_qp_state s);

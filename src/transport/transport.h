@@ -44,6 +44,7 @@
 #include <infiniband/verbs.h>
 
 #include "xrxe/abi.h"
+#include "xrxe/steer.h"
 #include "xrxe/wire.h"
 
 struct xrxe_tp;
@@ -107,6 +108,12 @@ struct xrxe_tp_ops {
 	 * -EFAULT when any of it is not there (unmapped, not accessible, the
 	 * process gone). Optional: without it ODP regions are refused. */
 	int (*odp_rw)(void *user, void *mem, uint64_t addr, void *buf, uint32_t n, bool write);
+	/* Raw packet QP flows (raw.c): rule slot changed (flow NULL: removed);
+	 * count is one past the highest slot in use. The caller mirrors the
+	 * table into the XDP program's map so that matching frames reach it.
+	 * Optional. */
+	void (*raw_flow_set)(void *user, uint32_t slot, const struct xrxe_steer_flow *flow,
+			     uint32_t count);
 };
 
 struct xrxe_tp_config {
@@ -136,6 +143,10 @@ struct xrxe_tp_config {
 	 * 0 (unit tests) gives a fixed sequence. The core itself makes no
 	 * syscall. */
 	uint64_t key_seed;
+	/* The netdev MTU: a raw packet QP sends frames of 14 (an Ethernet
+	 * header) up to raw_mtu + 18 (Ethernet header and one VLAN tag)
+	 * bytes. 0: max_path_mtu + 80. */
+	uint32_t raw_mtu;
 };
 
 int xrxe_tp_create(const struct xrxe_tp_config *cfg, struct xrxe_tp **out);
@@ -414,8 +425,46 @@ struct xrxe_tp_stats {
 	 * ops->odp_rw, and accesses that found no page (a fault: an error
 	 * completion or a NAK, never a crash) */
 	uint64_t odp_read_bytes, odp_write_bytes, odp_faults;
+	/* raw packet QPs (raw.c): frames sent; frames delivered to a QP (one
+	 * per QP whose flow matched); frames matching no flow; frames a
+	 * matching QP dropped (not receiving, no receive WQE, too long for
+	 * it, a bad buffer); send WQEs refused for their length */
+	uint64_t raw_tx, raw_rx, raw_rx_no_flow, raw_rx_drop, raw_tx_bad_len;
+	uint64_t raw_flows; /* flows in use */
 };
 void xrxe_tp_get_stats(const struct xrxe_tp *tp, struct xrxe_tp_stats *stats);
+
+/* --- Raw packet QPs (raw.c; docs/architecture.md "Raw packet QPs") ------------
+ *
+ * An IBV_QPT_RAW_PACKET QP sends the whole Ethernet frame its send WQE
+ * gathers (no header of ours, no ICRC) and receives the frames its flows
+ * match, headers included, with no GRH (wc.byte_len = frame length). */
+
+/* A flow (ibv_create_flow) steering frames matching rule to qp, a raw packet
+ * QP. *id names it for destroy. -EINVAL (not a raw QP, a rule matching
+ * everything), -ENOSPC (XRXE_STEER_MAX_FLOWS in use). */
+int xrxe_tp_flow_create(struct xrxe_tp *tp, struct xrxe_tp_qp *qp,
+			const struct xrxe_steer_flow *rule, uint32_t *id);
+/* -ENOENT: no such flow (its QP was destroyed, which removes its flows). */
+int xrxe_tp_flow_destroy(struct xrxe_tp *tp, uint32_t id);
+/* A frame that is not RoCEv2, from the wire or looped back: delivered to
+ * every raw QP one of whose flows matches it. Returns how many QPs matched
+ * (0: none; the frame was not for us). */
+unsigned xrxe_tp_raw_rx(struct xrxe_tp *tp, const struct xrxe_frag *frag, unsigned nfrags,
+			uint64_t now_ns);
+/* RSS: qp (a raw packet QP) hands each frame its flows match to one of the
+ * n raw packet QPs wqs (n a power of 2; the receive work queues of an
+ * indirection table), the one at the Toeplitz hash (key) of the frame's
+ * IBV_RX_HASH_* fields modulo n; qp itself needs no state transition. The
+ * caller keeps the wqs alive while qp has them. -EINVAL, -ENOMEM. */
+int xrxe_tp_qp_set_rss(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, struct xrxe_tp_qp *const *wqs,
+		       uint32_t n, const uint8_t *key, uint32_t key_len, uint64_t fields);
+/* The Toeplitz hash of n input bytes with a key of key_len bytes (zeros
+ * beyond it), as RSS NICs compute it. */
+uint32_t xrxe_tp_rss_hash(const uint8_t *key, uint32_t key_len, const uint8_t *in, uint32_t n);
+/* The flow key of a frame (include/xrxe/steer.h), as the XDP program
+ * computes it. */
+void xrxe_flow_key_of(const uint8_t *frame, uint32_t len, struct xrxe_flow_key *k);
 
 /* --- Congestion control (DCQCN, docs/facts/dcqcn.md §1) ------------------------------
  *

@@ -324,6 +324,8 @@ void xrxe_context_setup(struct xrxe_context *ctx, struct ibv_device *device, int
 	ctx->vctx.alloc_parent_domain = xrxe_alloc_parent_domain_op;
 	xrxe_xrc_install(&ctx->vctx); /* XRC domains, SRQs, open_qp (verbs/xrc.c) */
 	ctx->vctx.advise_mr = xrxe_advise_mr_op; /* on-demand paging (odp.c) */
+	xrxe_flow_install(&ctx->vctx); /* raw packet QPs' flows (verbs/flow.c) */
+	xrxe_rss_install(&ctx->vctx); /* WQs, indirection tables (verbs/raw.c) */
 }
 
 static struct ibv_context *open_device(struct ibv_device *device)

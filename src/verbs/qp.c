@@ -46,6 +46,8 @@ static int check_opcode(enum ibv_qp_type type, unsigned int op)
 		type = op == IBV_WR_ATOMIC_WRITE || op == XRXE_WR_FLUSH ? IBV_QPT_UD : IBV_QPT_RC;
 	else if (type == IBV_QPT_XRC_RECV)
 		return EINVAL;
+	if (type == IBV_QPT_RAW_PACKET) /* one whole frame (src/transport/raw.c) */
+		return op == IBV_WR_SEND ? 0 : EINVAL;
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
@@ -706,7 +708,7 @@ static struct ibv_qp *qp_create(struct ibv_context *context, struct ibv_qp_init_
 	if (!a->pd || a->pd->context != context || !a->send_cq || (!a->recv_cq && !xrc_send))
 		return xrxe_null_errno(EINVAL);
 	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD &&
-	    !xrc_send)
+	    a->qp_type != IBV_QPT_RAW_PACKET && !xrc_send)
 		return xrxe_null_errno(EOPNOTSUPP);
 	if (a->cap.max_send_wr > XRXE_MAX_QP_WR || a->cap.max_recv_wr > XRXE_MAX_QP_WR ||
 	    a->cap.max_send_sge > XRXE_MAX_SGE || a->cap.max_recv_sge > XRXE_MAX_SGE ||
@@ -821,6 +823,8 @@ struct ibv_qp *xrxe_create_qp_ex_op(struct ibv_context *context, struct ibv_qp_i
 
 	if (a->qp_type == IBV_QPT_XRC_RECV) /* a target: its XRC domain only (verbs/xrc.c) */
 		return xrxe_create_xrc_tgt(context, a);
+	if (a->comp_mask & (IBV_QP_INIT_ATTR_RX_HASH | IBV_QP_INIT_ATTR_IND_TABLE))
+		return xrxe_rss_create_qp(context, a); /* RSS (verbs/raw.c) */
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD))
 		return xrxe_null_errno(EINVAL);
 	if ((a->comp_mask & ~known) ||

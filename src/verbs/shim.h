@@ -370,6 +370,12 @@ struct ibv_srq *xrxe_srq_create(struct ibv_pd *pd, struct ibv_srq_init_attr *ini
 				uint32_t cq);
 struct ibv_qp *xrxe_create_xrc_tgt(struct ibv_context *context, struct ibv_qp_init_attr_ex *a);
 void xrxe_xrc_install(struct verbs_context *vctx);
+/* flow.c: ibv_create_flow / ibv_destroy_flow (raw packet QPs) */
+void xrxe_flow_install(struct verbs_context *vctx);
+/* raw.c: RSS: WQs, indirection tables, and RSS QPs (create_qp_ex with
+ * IBV_QP_INIT_ATTR_RX_HASH) */
+void xrxe_rss_install(struct verbs_context *vctx);
+struct ibv_qp *xrxe_rss_create_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *a);
 
 /* --- exports verbs.h does not declare ---------------------------------------------- */
 struct ib_uverbs_ah_attr;

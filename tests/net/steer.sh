@@ -328,7 +328,7 @@ tap_check "status --json: ours, native, port 4791, counters" bash -c \
 import json,sys
 i = json.load(sys.stdin)[\"interfaces\"][0]
 assert i[\"xdp\"][\"ours\"] and i[\"xdp\"][\"mode\"] == \"native\" and i[\"xdp\"][\"udp_port\"] == 4791, i
-assert set(i[\"counters\"]) == {\"steered\",\"passed\",\"drop_short\",\"drop_bad_bth\",\"no_socket\",\"ecn_ce\"}, i'"
+assert set(i[\"counters\"]) == {\"steered\",\"passed\",\"drop_short\",\"drop_bad_bth\",\"no_socket\",\"ecn_ce\",\"raw_flow\"}, i'"
 tap_check "stats (text) lists the counters" bash -c \
 	"ip netns exec '$NS_B' '$XRXE' stats '$IF_B' | grep -q '^no_socket '"
 

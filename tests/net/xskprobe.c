@@ -668,7 +668,7 @@ static int io_open(const struct opts *o, bool receive, struct io *io)
 	int err;
 
 	memset(io, 0, sizeof(*io));
-	io->maps.stats_fd = io->maps.xsks_fd = -1;
+	io->maps.stats_fd = io->maps.xsks_fd = io->maps.flows_fd = io->maps.flow_count_fd = -1;
 	err = xrxe_netdev_mtu(o->ifname, &io->mtu);
 	if (err)
 		return err;
