@@ -16,6 +16,7 @@
 #include "cm/cm.h"
 #include "daemon/ctrl.h"
 #include "daemon/evsrc.h"
+#include "daemon/ring_slab.h"
 #include "daemon/shm.h"
 
 /* Handler result: the request is parked, no reply yet. */
@@ -129,6 +130,7 @@ struct conn {
 	uint16_t gen_base;
 	uint32_t count[OBJ_TYPES];
 	uint64_t ring_bytes;
+	struct xrxe_slab_pool slabs; /* its small rings (ring_slab.h) */
 	uint64_t requests;
 	/* parked request (neighbour resolution) */
 	union msgbuf *park_msg;
@@ -221,6 +223,11 @@ void xrxe_ctrli_count_adjust(struct xrxe_ctrl *ctrl, enum obj_type t, int d);
 int xrxe_ctrli_conn_ring(struct conn *c, const char *kind, uint32_t nslots, uint32_t elem,
 			 struct xrxe_shm *shm);
 void xrxe_ctrli_conn_ring_free(struct conn *c, struct xrxe_shm *shm);
+/* Locate a ring in a reply (abi.h struct xrxe_ring_loc) and add its fd. */
+void xrxe_ctrli_reply_ring(struct reply *r, struct xrxe_shm *shm, struct xrxe_ring_loc *loc);
+/* Connection close: the slabs left once its objects are gone (kept when an
+ * object leaked: its ring may still be in use). */
+void xrxe_ctrli_conn_slabs_release(struct conn *c, bool leaked);
 /* Map / unmap an MR window within the user's quota (mr_bytes, maps). */
 int xrxe_ctrli_mr_map(struct conn *c, uint64_t addr, uint64_t length, int writable,
 		      struct xrxe_mr_map *map);

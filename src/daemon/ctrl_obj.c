@@ -211,31 +211,54 @@ void xrxe_ctrli_count_adjust(struct xrxe_ctrl *ctrl, enum obj_type t, int d)
 
 /* --- shared-memory rings, within each connection's budget ------------- */
 
-/* A ring for a connection, within its memory budget. */
+/* A ring for a connection, within its memory budget. Small rings are carved
+ * from the connection's slabs (ring_slab.h: a few hundred mappings for 65 536
+ * QPs instead of one each); a larger one gets a memfd of its own. Mappings
+ * are charged per slab, not per ring. */
 int xrxe_ctrli_conn_ring(struct conn *c, const char *kind, uint32_t nslots, uint32_t elem,
 		     struct xrxe_shm *shm)
 {
+	struct xrxe_slab_chunk ch;
+	bool new_slab, gone;
 	char name[32];
 	int err;
 
 	uint64_t bytes = xrxe_ring_bytes(nslots, elem);
 
+	*shm = (struct xrxe_shm){ .fd = -1 };
+	if (!xrxe_shm_ring_geometry_ok(nslots, elem))
+		return -EINVAL;
 	if (c->ring_bytes + bytes > MAX_RING_BYTES_PER_CONN)
 		return -ENOMEM;
 	err = xrxe_ctrli_charge(c, XRXE_Q_RING_BYTES, bytes);
 	if (err)
 		return err;
-	err = xrxe_ctrli_charge(c, XRXE_Q_MAPS, 1);
-	if (err) {
-		xrxe_ctrli_release(c, XRXE_Q_RING_BYTES, bytes);
-		return err;
-	}
-	snprintf(name, sizeof(name), "xrxe-%s-%u", kind, ++c->ctrl->ring_seq);
-	err = xrxe_shm_ring_create(name, nslots, elem, shm);
-	if (err) {
-		xrxe_ctrli_release(c, XRXE_Q_RING_BYTES, bytes);
-		xrxe_ctrli_release(c, XRXE_Q_MAPS, 1);
-		return err;
+	if (xrxe_slab_fits(bytes)) {
+		err = xrxe_slab_alloc(&c->slabs, bytes, &ch, &new_slab);
+		if (!err && new_slab && (err = xrxe_ctrli_charge(c, XRXE_Q_MAPS, 1)))
+			xrxe_slab_free(&c->slabs, ch.slab, ch.offset, &gone);
+		if (err) {
+			xrxe_ctrli_release(c, XRXE_Q_RING_BYTES, bytes);
+			return err;
+		}
+		xrxe_shm_ring_init(ch.ptr, nslots, elem);
+		*shm = (struct xrxe_shm){
+			.fd = ch.slab->fd, .base = ch.ptr, .size = ch.slab->chunk,
+			.slab = ch.slab, .offset = ch.offset,
+		};
+	} else {
+		err = xrxe_ctrli_charge(c, XRXE_Q_MAPS, 1);
+		if (err) {
+			xrxe_ctrli_release(c, XRXE_Q_RING_BYTES, bytes);
+			return err;
+		}
+		snprintf(name, sizeof(name), "xrxe-%s-%u", kind, ++c->ctrl->ring_seq);
+		err = xrxe_shm_ring_create(name, nslots, elem, shm);
+		if (err) {
+			xrxe_ctrli_release(c, XRXE_Q_RING_BYTES, bytes);
+			xrxe_ctrli_release(c, XRXE_Q_MAPS, 1);
+			return err;
+		}
 	}
 	/* the quota counts what was asked; give back exactly that */
 	shm->quota_bytes = bytes;
@@ -246,14 +269,49 @@ int xrxe_ctrli_conn_ring(struct conn *c, const char *kind, uint32_t nslots, uint
 /* Give back a ring of xrxe_ctrli_conn_ring (its bytes return to the budget). */
 void xrxe_ctrli_conn_ring_free(struct conn *c, struct xrxe_shm *shm)
 {
+	bool gone;
+
 	if (!shm->base)
 		return;
 	c->ring_bytes -= shm->size;
 	xrxe_ctrli_release(c, XRXE_Q_RING_BYTES, shm->quota_bytes);
-	xrxe_ctrli_release(c, XRXE_Q_MAPS, 1);
-	xrxe_shm_destroy(shm);
-	shm->base = NULL;
-	shm->fd = -1;
+	if (shm->slab) {
+		/* -EINVAL (a double free) is logged there and changes nothing */
+		if (!xrxe_slab_free(&c->slabs, shm->slab, shm->offset, &gone) && gone)
+			xrxe_ctrli_release(c, XRXE_Q_MAPS, 1);
+	} else {
+		xrxe_ctrli_release(c, XRXE_Q_MAPS, 1);
+		xrxe_shm_destroy(shm);
+	}
+	*shm = (struct xrxe_shm){ .fd = -1 };
+}
+
+/* Where the application finds a ring (abi.h struct xrxe_ring_loc), and its
+ * fd in the reply: a slab's stays open in the daemon (it is passed again
+ * with the slab's next ring), a ring's own is closed once sent. */
+void xrxe_ctrli_reply_ring(struct reply *r, struct xrxe_shm *shm, struct xrxe_ring_loc *loc)
+{
+	if (shm->slab) {
+		*loc = (struct xrxe_ring_loc){
+			.slab = shm->slab->id, .slab_size = XRXE_SLAB_BYTES,
+			.offset = shm->offset, .size = shm->size,
+		};
+		xrxe_ctrli_reply_fd(r, shm->fd, false);
+	} else {
+		*loc = (struct xrxe_ring_loc){ .slab = 0, .slab_size = shm->size, .offset = 0,
+					       .size = shm->size };
+		xrxe_ctrli_reply_fd(r, shm->fd, true);
+		shm->fd = -1; /* closed once sent; the mapping stays */
+	}
+}
+
+/* The slabs left at connection close (their rings were freed with their
+ * objects; a ring the core may still use keeps its slab). */
+void xrxe_ctrli_conn_slabs_release(struct conn *c, bool leaked)
+{
+	if (leaked)
+		return;
+	xrxe_ctrli_release(c, XRXE_Q_MAPS, xrxe_slab_pool_release(&c->slabs));
 }
 
 /* MR windows: the daemon maps every registered byte, so registered bytes
