@@ -377,6 +377,7 @@ void xrxe_context_free(struct xrxe_context *ctx)
 	pthread_mutex_destroy(&ctx->obj_lock);
 	pthread_spin_destroy(&ctx->db_lock);
 	xrxe_ring_slabs_forget(ctx);
+	xrxe_ud_l3_forget(ctx);
 	free(ctx->obj_tab);
 	free(ctx);
 }

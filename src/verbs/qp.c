@@ -754,7 +754,7 @@ static struct ibv_qp *qp_create(struct ibv_context *context, struct ibv_qp_init_
 			goto fail_unmap;
 		qp->has_rq = true;
 		if (a->qp_type == IBV_QPT_UD &&
-		    (ret = xrxe_ud_l3_create(qp, qp->rq.mask + 1))) {
+		    (ret = xrxe_ud_l3_create(ctx, qp, rep.qpn, qp->rq.mask + 1))) {
 			xrxe_wq_unmap(ctx, &qp->rq);
 			goto fail_unmap;
 		}

@@ -120,6 +120,9 @@ struct xrxe_context {
 	pthread_mutex_t slab_lock;
 	struct xrxe_slab_map *slabs;
 	uint32_t nslabs, slabs_cap;
+	/* UD QPs with an RQ by QPN (ud_l3.c; under obj_lock) */
+	struct xrxe_ud_l3 **ud_tab;
+	uint32_t ud_tab_size, ud_count;
 	struct verbs_context vctx; /* &vctx.context is what the application sees */
 };
 
@@ -371,8 +374,11 @@ static inline uint32_t xrxe_ah_num(const struct ibv_ah *ah)
  * create/destroy with a UD QP that has an RQ, record WRs before they are
  * posted, and the sl to report for a completion (called in CQ order). */
 struct xrxe_ud_l3;
-int xrxe_ud_l3_create(struct xrxe_qp *qp, uint32_t rq_entries);
+int xrxe_ud_l3_create(struct xrxe_context *ctx, struct xrxe_qp *qp, uint32_t qpn,
+		      uint32_t rq_entries);
 void xrxe_ud_l3_destroy(struct xrxe_qp *qp);
+/* ibv_close_device: the QPN table (the QPs' own state stays with them). */
+void xrxe_ud_l3_forget(struct xrxe_context *ctx);
 void xrxe_ud_l3_posting(struct xrxe_qp *qp, const struct ibv_recv_wr *wr);
 uint8_t xrxe_ud_l3_sl(struct xrxe_context *ctx, const struct ibv_wc *wc);
 
