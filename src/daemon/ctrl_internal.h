@@ -188,7 +188,12 @@ void xrxe_ctrli_reply_fd(struct reply *r, int fd, bool owned);
 /* Per-daemon and per-connection ceilings: one application must not be able
  * to exhaust the daemon's descriptors, mappings or memory for the others. */
 #define MAX_CONNS XRXE_CTRL_MAX_CONNS
-#define MAX_OBJS_PER_CONN 65535            /* handle index <= 0xfffe: never XRXE_NO_HANDLE */
+/* Handles: gen << HANDLE_IDX_BITS | index (ctrl_obj.c). */
+#define HANDLE_IDX_BITS 18
+#define HANDLE_IDX_MASK ((1u << HANDLE_IDX_BITS) - 1)
+#define HANDLE_GEN_MASK ((1u << (32 - HANDLE_IDX_BITS)) - 1)
+/* index <= HANDLE_IDX_MASK - 1: a handle is never XRXE_NO_HANDLE */
+#define MAX_OBJS_PER_CONN (HANDLE_IDX_MASK)
 #define MAX_RING_BYTES_PER_CONN (1ull << 30)
 /* Requests served per wake-up of one connection before the others (and the
  * data path) get their turn. */

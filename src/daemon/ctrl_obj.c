@@ -49,25 +49,28 @@ uint32_t xrxe_ctrli_pow2_ceil(uint32_t v)
 }
 
 /* --- object table --------------------------------------------------------
- * handle = gen << 16 | index. Handles are only ever looked up in the table of
- * the connection that sent them, so naming another application's object is
- * impossible by construction; the generation (random per connection, bumped
- * on reuse) makes stale and foreign numbers miss instead of aliasing. */
+ * handle = gen << HANDLE_IDX_BITS | index. Handles are only ever looked up in
+ * the table of the connection that sent them, so naming another
+ * application's object is impossible by construction; the generation (random
+ * per connection, bumped on reuse) makes stale and foreign numbers miss
+ * instead of aliasing. 18 index bits: one connection holds 65 536 QPs with
+ * their CQs, PD and MRs (issue 16; 16 bits stopped at 65 535 objects). */
 
 static uint32_t make_handle(uint16_t gen, uint32_t idx)
 {
-	return (uint32_t)gen << 16 | idx;
+	return (uint32_t)(gen & HANDLE_GEN_MASK) << HANDLE_IDX_BITS | idx;
 }
 
 struct obj *xrxe_ctrli_obj_lookup(struct conn *c, uint32_t handle, enum obj_type type)
 {
-	uint32_t idx = handle & 0xffff;
+	uint32_t idx = handle & HANDLE_IDX_MASK;
 	struct slot *s;
 
 	if (idx >= c->nslots)
 		return NULL;
 	s = &c->slots[idx];
-	if (!s->obj || s->gen != handle >> 16 || s->obj->type != type)
+	if (!s->obj || (s->gen & HANDLE_GEN_MASK) != handle >> HANDLE_IDX_BITS ||
+	    s->obj->type != type)
 		return NULL;
 	return s->obj;
 }
@@ -184,7 +187,7 @@ void *xrxe_ctrli_obj_new(struct conn *c, enum obj_type type, size_t size, int *e
 void xrxe_ctrli_obj_free(struct obj *o)
 {
 	struct conn *c = o->conn;
-	uint32_t idx = o->handle & 0xffff;
+	uint32_t idx = o->handle & HANDLE_IDX_MASK;
 	struct slot *s = &c->slots[idx];
 
 	s->obj = NULL;

@@ -77,8 +77,9 @@ struct xrxe_obj {
 	void *ptr;
 };
 
-/* Buckets of ctx->obj_tab: by the handle's slot index (daemon handles are
- * gen << 16 | index, index unique within the connection). */
+/* Buckets of ctx->obj_tab: by the handle's low 16 bits (daemon handles are
+ * gen << 18 | index, index unique within the connection: a bucket holds one
+ * object up to 65 536 of them, a few beyond). */
 #define XRXE_OBJ_TAB 65536u
 
 struct xrxe_context {
