@@ -361,6 +361,7 @@ struct ring {
 	size_t size;
 	void *map; /* the whole fd, mapped for this ring */
 	size_t map_len;
+	ino_t ino; /* the fd's file (a slab is shared by the rings carved from it) */
 	uint32_t mask, log2;
 	uint32_t idx; /* our private index (producer for SQ/RQ, consumer for CQ) */
 };
@@ -370,9 +371,13 @@ struct ring {
 static void ring_map(struct ring *rg, int fd, const struct xrxe_ring_loc *loc)
 {
 	uint8_t *p = mmap(NULL, loc->slab_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	struct stat st;
 
 	if (p == MAP_FAILED)
 		die("ring mmap: %s", strerror(errno));
+	if (fstat(fd, &st) < 0)
+		die("ring fstat: %s", strerror(errno));
+	rg->ino = st.st_ino;
 	close(fd);
 	rg->r = (struct xrxe_ring *)(p + loc->offset);
 	rg->size = loc->size;
@@ -1088,6 +1093,29 @@ static int cmd_bad(const char *ifname)
 		for (int i = 1; i < 150; i += (i < 100 ? 2 : 1))
 			bad += destroy(&a, XRXE_CTRL_DEALLOC_PD, h[i]) != 0;
 		EXPECT("150 PDs through table growth and reuse", bad, 0);
+	}
+	/* Ring slabs (abi.h struct xrxe_ring_loc) belong to one connection: one
+	 * application's small rings share a file, two applications' never do. */
+	{
+		struct cq a1, a2, b1;
+
+		create_cq(&a, 64, XRXE_NO_HANDLE, &a1);
+		create_cq(&a, 64, XRXE_NO_HANDLE, &a2);
+		create_cq(&b, 64, XRXE_NO_HANDLE, &b1);
+		EXPECT("one application's two small CQ rings in one slab",
+		       a1.ring.ino == a2.ring.ino &&
+				       (uint8_t *)a1.ring.r - (uint8_t *)a1.ring.map !=
+					       (uint8_t *)a2.ring.r - (uint8_t *)a2.ring.map
+			       ? 0
+			       : -1,
+		       0);
+		EXPECT("another application's CQ ring in a slab of its own",
+		       b1.ring.ino != a1.ring.ino ? 0 : -1, 0);
+		EXPECT("destroy a CQ of a slab", destroy(&a, XRXE_CTRL_DESTROY_CQ, a1.handle), 0);
+		EXPECT("destroy it again", destroy(&a, XRXE_CTRL_DESTROY_CQ, a1.handle), -EBADF);
+		EXPECT("destroy the other", destroy(&a, XRXE_CTRL_DESTROY_CQ, a2.handle), 0);
+		EXPECT("destroy the other application's", destroy(&b, XRXE_CTRL_DESTROY_CQ,
+								     b1.handle), 0);
 	}
 	/* still alive and answering */
 	hdr_init(&m, XRXE_CTRL_STATS, sizeof(struct xrxe_ctrl_hdr));
