@@ -162,9 +162,9 @@ rss0=$(rss_kib "$PID_A") maps0=$(maps_count "$PID_A")
 if hold_one "$MAX_QPS"; then
 	rss1=$(rss_kib "$PID_A") maps1=$(maps_count "$PID_A")
 	echo "  daemon A held $MAX_QPS connected QPs: RSS $rss0 -> $rss1 KiB, $(((rss1 - rss0) * 1000 / MAX_QPS)) KiB per 1000 QPs; mappings $maps0 -> $maps1"
-	t0=$(date +%s.%N)
+	t0=$(date +%s.%N) c0=$(cpu_ticks "$PID_A")
 	if release; then
-		echo "  killed -9 with $MAX_QPS QPs each: both daemons released everything in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s (load $(load))"
+		echo "  killed -9 with $MAX_QPS QPs each: both daemons released everything in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s, daemon A using $(awk -v t=$(($(cpu_ticks "$PID_A") - c0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / hz }') CPU s of it (load $(load))"
 	else
 		echo "  killed -9 with $MAX_QPS QPs each: the daemons did not release everything"
 	fi
