@@ -64,6 +64,7 @@ ratio() { awk -v a="$1" -v b="$2" -v m="${3:-1}" 'BEGIN { if (a + 0 > 0 && b + 0
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 maps_count() { wc -l <"/proc/$1/maps" 2>/dev/null || echo 0; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 objects() {
 	ns_exec "$1" "$XRXE" stats "$2" --json 2>/dev/null | python3 -c '
@@ -163,8 +164,13 @@ if hold_one "$MAX_QPS"; then
 	rss1=$(rss_kib "$PID_A") maps1=$(maps_count "$PID_A")
 	echo "  daemon A held $MAX_QPS connected QPs: RSS $rss0 -> $rss1 KiB, $(((rss1 - rss0) * 1000 / MAX_QPS)) KiB per 1000 QPs; mappings $maps0 -> $maps1"
 	t0=$(date +%s.%N) c0=$(cpu_ticks "$PID_A")
+	kill -9 "${HOLDERS[@]}" 2>/dev/null
+	# the connection's teardown ends with its slabs: daemon A's mappings back
+	# where they were (polled every 10 ms; `xrxe stats` below is slower)
+	for _ in $(seq 12000); do [ "$(maps_count "$PID_A")" -le "$maps0" ] && break; sleep 0.01; done
+	echo "  killed -9 with $MAX_QPS QPs: daemon A's mappings back to $(maps_count "$PID_A") after $(since "$t0") s, $(awk -v t=$(($(cpu_ticks "$PID_A") - c0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / hz }') CPU s of the daemon (load $(load))"
 	if release; then
-		echo "  killed -9 with $MAX_QPS QPs each: both daemons released everything in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s, daemon A using $(awk -v t=$(($(cpu_ticks "$PID_A") - c0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / hz }') CPU s of it (load $(load))"
+		echo "  both daemons report 0 objects after $(since "$t0") s"
 	else
 		echo "  killed -9 with $MAX_QPS QPs each: the daemons did not release everything"
 	fi
