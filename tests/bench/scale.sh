@@ -165,6 +165,7 @@ if hold_one "$MAX_QPS"; then
 	echo "  daemon A held $MAX_QPS connected QPs: RSS $rss0 -> $rss1 KiB, $(((rss1 - rss0) * 1000 / MAX_QPS)) KiB per 1000 QPs; mappings $maps0 -> $maps1"
 	t0=$(date +%s.%N) c0=$(cpu_ticks "$PID_A")
 	kill -9 "${HOLDERS[@]}" 2>/dev/null
+	for p in "${HOLDERS[@]}"; do wait "$p" 2>/dev/null; done
 	# the connection's teardown ends with its slabs: daemon A's mappings back
 	# where they were (polled every 10 ms; `xrxe stats` below is slower)
 	for _ in $(seq 12000); do [ "$(maps_count "$PID_A")" -le "$maps0" ] && break; sleep 0.01; done
