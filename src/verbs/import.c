@@ -130,6 +130,7 @@ int xrxe_import_close_device(struct xrxe_context *imp)
 	pthread_mutex_destroy(&imp->obj_lock);
 	pthread_spin_destroy(&imp->db_lock);
 	xrxe_ring_slabs_forget(imp); /* its rings stay mapped, as an opened context's */
+	xrxe_ud_l3_forget(imp);
 	free(imp->obj_tab);
 	free(imp);
 
