@@ -133,6 +133,8 @@ UNIT_HELPERS := $(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c))
 $(BUILD)/tests/unit/%: $(call obj,tests/unit/%.c $(UNIT_HELPERS)) $(LIB_CM) $(LIB_TRANSPORT) $(LIB_WIRE)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcriterion -lpcap -lz $(LIBS_WIRE)
+# ...except the daemon's ring slab allocator, which is sans-I/O enough to test alone.
+$(BUILD)/tests/unit/test_ring_slab: $(call obj,src/daemon/ring_slab.c src/daemon/shm.c)
 
 # tests/net/*.c: helper programs the network tests drive.
 NET_SRCS := $(wildcard tests/net/*.c)

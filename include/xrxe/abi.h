@@ -30,7 +30,7 @@
 
 #include "xrxe/steer.h"
 
-#define XRXE_ABI_VERSION 3 /* 3: the SQ doorbell ring (xrxe/ring.h), XRC, ODP */
+#define XRXE_ABI_VERSION 4 /* 3: the SQ doorbell ring (xrxe/ring.h), XRC, ODP; 4: ring slabs, IMPORT, raw packet QPs */
 
 /* Control socket: XRXE_RUN_DIR/IFACE.sock, SOCK_SEQPACKET, one per daemon.
  * The shim lists one device per socket that accepts a connection (a stale
@@ -114,6 +114,25 @@ static inline size_t xrxe_ring_bytes(uint32_t nslots, uint32_t elem_size)
 {
 	return sizeof(struct xrxe_ring) + (size_t)nslots * elem_size;
 }
+
+/* Where a ring lives (CREATE_QP, CREATE_CQ, RESIZE_CQ, CREATE_SRQ replies).
+ * Small rings are carved from slabs: memfds of slab_size bytes that hold
+ * several rings of the same connection (never another application's), so
+ * 65 536 QPs need a few hundred mappings, not 131 072 (the kernel's default
+ * vm.max_map_count is 65 530). The reply passes the slab's fd with every
+ * ring; the shim maps a slab once (keyed by slab, which the daemon never
+ * reuses within a connection), closes the fds of slabs it has mapped, and
+ * unmaps a slab when it has destroyed the last ring it carved from it. A
+ * ring's bytes are [offset, offset + size) of the slab. slab 0: the fd is
+ * the ring's own memfd (offset 0, size == slab_size). The slab's other bytes
+ * are the same application's other rings: the daemon trusts none of them. */
+struct xrxe_ring_loc {
+	uint32_t slab; /* >= 1: slab number within the connection; 0: a memfd of its own */
+	uint32_t pad;
+	uint64_t slab_size; /* bytes of the fd to map (from offset 0) */
+	uint64_t offset;    /* of the ring within the fd */
+	uint64_t size;      /* bytes of the ring */
+};
 
 /* ---------------------------------------------------------------------------
  * Ring elements
@@ -494,7 +513,8 @@ struct xrxe_ctrl_alloc_mw_reply {
  * Reply: struct xrxe_ctrl_handle. DESTROY_CHANNEL fails with -EBUSY while a
  * CQ uses the channel. */
 
-/* CREATE_CQ / RESIZE_CQ. Reply fd: [0] the CQ ring memfd (map RW).
+/* CREATE_CQ / RESIZE_CQ. Reply fd: [0] the CQ ring's memfd (map RW; ring
+ * says where the ring is in it, struct xrxe_ring_loc).
  * RESIZE_CQ (request: handle and cqe; channel ignored) answers with a new
  * ring: the daemon moves the unpolled CQEs into it, stops writing the old
  * one, and the shim (which holds its CQ lock across the call, so nothing is
@@ -511,11 +531,12 @@ struct xrxe_ctrl_create_cq_reply {
 	struct xrxe_ctrl_hdr hdr;
 	uint32_t handle;
 	uint32_t cqe;       /* actual depth (capacity) */
-	uint64_t ring_size; /* bytes to map */
+	struct xrxe_ring_loc ring;
 };
 #define XRXE_NO_HANDLE 0xffffffffu
 
-/* CREATE_QP. Reply fds: [0] SQ ring memfd, [1] RQ ring memfd (absent with an SRQ). */
+/* CREATE_QP. Reply fds: [0] SQ ring's memfd, [1] RQ ring's memfd (absent with
+ * an SRQ); sq and rq say where the rings are in them (struct xrxe_ring_loc). */
 struct xrxe_ctrl_create_qp {
 	struct xrxe_ctrl_hdr hdr;
 	uint32_t pd;
@@ -531,8 +552,8 @@ struct xrxe_ctrl_create_qp_reply {
 	uint32_t handle;
 	uint32_t qpn;
 	struct ibv_qp_cap cap; /* actual capacities */
-	uint64_t sq_size;      /* bytes to map */
-	uint64_t rq_size;      /* 0 with an SRQ */
+	struct xrxe_ring_loc sq;
+	struct xrxe_ring_loc rq; /* zero with an SRQ */
 };
 
 /* MODIFY_QP: attributes as rdma-core passes them. The daemon validates the
@@ -571,7 +592,8 @@ struct xrxe_ctrl_create_ah_reply {
 	uint32_t ah_num;
 };
 
-/* CREATE_SRQ / MODIFY_SRQ / QUERY_SRQ. Create reply fd: [0] SRQ ring memfd
+/* CREATE_SRQ / MODIFY_SRQ / QUERY_SRQ. Create reply fd: [0] SRQ ring's memfd
+ * (ring: where, struct xrxe_ring_loc)
  * (elements are struct xrxe_recv_wqe, like an RQ; the shim produces, the
  * daemon consumes and owns the consumer index). Replies carry the granted
  * attributes (max_wr = ring capacity, max_sge, the armed srq_limit).
@@ -592,7 +614,7 @@ struct xrxe_ctrl_srq_reply {
 	uint32_t handle;
 	uint32_t srq_num; /* CREATE_XRC_SRQ: the number peers name (ibv_get_srq_num); else 0 */
 	struct ibv_srq_attr attr;
-	uint64_t ring_size;
+	struct xrxe_ring_loc ring;
 };
 
 /* XRC (docs/xrc.md).
@@ -734,7 +756,7 @@ struct xrxe_ctrl_create_wq_reply {
 	uint32_t wq_num;
 	uint32_t max_wr; /* actual capacities */
 	uint32_t max_sge;
-	uint64_t rq_size; /* bytes to map */
+	struct xrxe_ring_loc ring; /* where the ring is in fd [0] */
 };
 struct xrxe_ctrl_modify_wq {
 	struct xrxe_ctrl_hdr hdr;

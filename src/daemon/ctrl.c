@@ -54,6 +54,7 @@ static void conn_close(struct conn *c, const char *why)
 	uint32_t destroyed[OBJ_TYPES] = { 0 };
 	unsigned leaked = 0;
 
+	c->slabs.closing = true; /* the slabs go with the connection: no hole punching */
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
 		for (uint32_t i = 0; i < c->nslots; i++) {
 			struct obj *o = c->slots[i].obj;
@@ -77,6 +78,7 @@ static void conn_close(struct conn *c, const char *why)
 	}
 	if (leaked)
 		xrxe_err("conn %u: objects leaked at close", c->id);
+	xrxe_ctrli_conn_slabs_release(c, leaked);
 	/* One line per application (a STATS query or a connection that never
 	 * said HELLO: debug only); rate-limited, as anyone can connect. */
 	if (c->hello || c->cm_open)

@@ -16,6 +16,7 @@
 #include "cm/cm.h"
 #include "daemon/ctrl.h"
 #include "daemon/evsrc.h"
+#include "daemon/ring_slab.h"
 #include "daemon/shm.h"
 
 /* Handler result: the request is parked, no reply yet. */
@@ -130,6 +131,7 @@ struct conn {
 	uint16_t gen_base;
 	uint32_t count[OBJ_TYPES];
 	uint64_t ring_bytes;
+	struct xrxe_slab_pool slabs; /* its small rings (ring_slab.h) */
 	uint64_t requests;
 	/* parked request (neighbour resolution) */
 	union msgbuf *park_msg;
@@ -187,7 +189,12 @@ void xrxe_ctrli_reply_fd(struct reply *r, int fd, bool owned);
 /* Per-daemon and per-connection ceilings: one application must not be able
  * to exhaust the daemon's descriptors, mappings or memory for the others. */
 #define MAX_CONNS XRXE_CTRL_MAX_CONNS
-#define MAX_OBJS_PER_CONN 65535            /* handle index <= 0xfffe: never XRXE_NO_HANDLE */
+/* Handles: gen << HANDLE_IDX_BITS | index (ctrl_obj.c). */
+#define HANDLE_IDX_BITS 18
+#define HANDLE_IDX_MASK ((1u << HANDLE_IDX_BITS) - 1)
+#define HANDLE_GEN_MASK ((1u << (32 - HANDLE_IDX_BITS)) - 1)
+/* index <= HANDLE_IDX_MASK - 1: a handle is never XRXE_NO_HANDLE */
+#define MAX_OBJS_PER_CONN (HANDLE_IDX_MASK)
 #define MAX_RING_BYTES_PER_CONN (1ull << 30)
 /* Requests served per wake-up of one connection before the others (and the
  * data path) get their turn. */
@@ -222,6 +229,11 @@ void xrxe_ctrli_count_adjust(struct xrxe_ctrl *ctrl, enum obj_type t, int d);
 int xrxe_ctrli_conn_ring(struct conn *c, const char *kind, uint32_t nslots, uint32_t elem,
 			 struct xrxe_shm *shm);
 void xrxe_ctrli_conn_ring_free(struct conn *c, struct xrxe_shm *shm);
+/* Locate a ring in a reply (abi.h struct xrxe_ring_loc) and add its fd. */
+void xrxe_ctrli_reply_ring(struct reply *r, struct xrxe_shm *shm, struct xrxe_ring_loc *loc);
+/* Connection close: the slabs left once its objects are gone (kept when an
+ * object leaked: its ring may still be in use). */
+void xrxe_ctrli_conn_slabs_release(struct conn *c, bool leaked);
 /* Map / unmap an MR window within the user's quota (mr_bytes, maps). */
 int xrxe_ctrli_mr_map(struct conn *c, uint64_t addr, uint64_t length, int writable,
 		      struct xrxe_mr_map *map);

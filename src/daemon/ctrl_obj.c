@@ -49,25 +49,28 @@ uint32_t xrxe_ctrli_pow2_ceil(uint32_t v)
 }
 
 /* --- object table --------------------------------------------------------
- * handle = gen << 16 | index. Handles are only ever looked up in the table of
- * the connection that sent them, so naming another application's object is
- * impossible by construction; the generation (random per connection, bumped
- * on reuse) makes stale and foreign numbers miss instead of aliasing. */
+ * handle = gen << HANDLE_IDX_BITS | index. Handles are only ever looked up in
+ * the table of the connection that sent them, so naming another
+ * application's object is impossible by construction; the generation (random
+ * per connection, bumped on reuse) makes stale and foreign numbers miss
+ * instead of aliasing. 18 index bits: one connection holds 65 536 QPs with
+ * their CQs, PD and MRs (issue 16; 16 bits stopped at 65 535 objects). */
 
 static uint32_t make_handle(uint16_t gen, uint32_t idx)
 {
-	return (uint32_t)gen << 16 | idx;
+	return (uint32_t)(gen & HANDLE_GEN_MASK) << HANDLE_IDX_BITS | idx;
 }
 
 struct obj *xrxe_ctrli_obj_lookup(struct conn *c, uint32_t handle, enum obj_type type)
 {
-	uint32_t idx = handle & 0xffff;
+	uint32_t idx = handle & HANDLE_IDX_MASK;
 	struct slot *s;
 
 	if (idx >= c->nslots)
 		return NULL;
 	s = &c->slots[idx];
-	if (!s->obj || s->gen != handle >> 16 || s->obj->type != type)
+	if (!s->obj || (s->gen & HANDLE_GEN_MASK) != handle >> HANDLE_IDX_BITS ||
+	    s->obj->type != type)
 		return NULL;
 	return s->obj;
 }
@@ -185,7 +188,7 @@ void *xrxe_ctrli_obj_new(struct conn *c, enum obj_type type, size_t size, int *e
 void xrxe_ctrli_obj_free(struct obj *o)
 {
 	struct conn *c = o->conn;
-	uint32_t idx = o->handle & 0xffff;
+	uint32_t idx = o->handle & HANDLE_IDX_MASK;
 	struct slot *s = &c->slots[idx];
 
 	s->obj = NULL;
@@ -212,31 +215,54 @@ void xrxe_ctrli_count_adjust(struct xrxe_ctrl *ctrl, enum obj_type t, int d)
 
 /* --- shared-memory rings, within each connection's budget ------------- */
 
-/* A ring for a connection, within its memory budget. */
+/* A ring for a connection, within its memory budget. Small rings are carved
+ * from the connection's slabs (ring_slab.h: a few hundred mappings for 65 536
+ * QPs instead of one each); a larger one gets a memfd of its own. Mappings
+ * are charged per slab, not per ring. */
 int xrxe_ctrli_conn_ring(struct conn *c, const char *kind, uint32_t nslots, uint32_t elem,
 		     struct xrxe_shm *shm)
 {
+	struct xrxe_slab_chunk ch;
+	bool new_slab, gone;
 	char name[32];
 	int err;
 
 	uint64_t bytes = xrxe_ring_bytes(nslots, elem);
 
+	*shm = (struct xrxe_shm){ .fd = -1 };
+	if (!xrxe_shm_ring_geometry_ok(nslots, elem))
+		return -EINVAL;
 	if (c->ring_bytes + bytes > MAX_RING_BYTES_PER_CONN)
 		return -ENOMEM;
 	err = xrxe_ctrli_charge(c, XRXE_Q_RING_BYTES, bytes);
 	if (err)
 		return err;
-	err = xrxe_ctrli_charge(c, XRXE_Q_MAPS, 1);
-	if (err) {
-		xrxe_ctrli_release(c, XRXE_Q_RING_BYTES, bytes);
-		return err;
-	}
-	snprintf(name, sizeof(name), "xrxe-%s-%u", kind, ++c->ctrl->ring_seq);
-	err = xrxe_shm_ring_create(name, nslots, elem, shm);
-	if (err) {
-		xrxe_ctrli_release(c, XRXE_Q_RING_BYTES, bytes);
-		xrxe_ctrli_release(c, XRXE_Q_MAPS, 1);
-		return err;
+	if (xrxe_slab_fits(bytes)) {
+		err = xrxe_slab_alloc(&c->slabs, bytes, &ch, &new_slab);
+		if (!err && new_slab && (err = xrxe_ctrli_charge(c, XRXE_Q_MAPS, 1)))
+			xrxe_slab_free(&c->slabs, ch.slab, ch.offset, &gone);
+		if (err) {
+			xrxe_ctrli_release(c, XRXE_Q_RING_BYTES, bytes);
+			return err;
+		}
+		xrxe_shm_ring_init(ch.ptr, nslots, elem);
+		*shm = (struct xrxe_shm){
+			.fd = ch.slab->fd, .base = ch.ptr, .size = ch.slab->chunk,
+			.slab = ch.slab, .offset = ch.offset,
+		};
+	} else {
+		err = xrxe_ctrli_charge(c, XRXE_Q_MAPS, 1);
+		if (err) {
+			xrxe_ctrli_release(c, XRXE_Q_RING_BYTES, bytes);
+			return err;
+		}
+		snprintf(name, sizeof(name), "xrxe-%s-%u", kind, ++c->ctrl->ring_seq);
+		err = xrxe_shm_ring_create(name, nslots, elem, shm);
+		if (err) {
+			xrxe_ctrli_release(c, XRXE_Q_RING_BYTES, bytes);
+			xrxe_ctrli_release(c, XRXE_Q_MAPS, 1);
+			return err;
+		}
 	}
 	/* the quota counts what was asked; give back exactly that */
 	shm->quota_bytes = bytes;
@@ -247,14 +273,49 @@ int xrxe_ctrli_conn_ring(struct conn *c, const char *kind, uint32_t nslots, uint
 /* Give back a ring of xrxe_ctrli_conn_ring (its bytes return to the budget). */
 void xrxe_ctrli_conn_ring_free(struct conn *c, struct xrxe_shm *shm)
 {
+	bool gone;
+
 	if (!shm->base)
 		return;
 	c->ring_bytes -= shm->size;
 	xrxe_ctrli_release(c, XRXE_Q_RING_BYTES, shm->quota_bytes);
-	xrxe_ctrli_release(c, XRXE_Q_MAPS, 1);
-	xrxe_shm_destroy(shm);
-	shm->base = NULL;
-	shm->fd = -1;
+	if (shm->slab) {
+		/* -EINVAL (a double free) is logged there and changes nothing */
+		if (!xrxe_slab_free(&c->slabs, shm->slab, shm->offset, &gone) && gone)
+			xrxe_ctrli_release(c, XRXE_Q_MAPS, 1);
+	} else {
+		xrxe_ctrli_release(c, XRXE_Q_MAPS, 1);
+		xrxe_shm_destroy(shm);
+	}
+	*shm = (struct xrxe_shm){ .fd = -1 };
+}
+
+/* Where the application finds a ring (abi.h struct xrxe_ring_loc), and its
+ * fd in the reply: a slab's stays open in the daemon (it is passed again
+ * with the slab's next ring), a ring's own is closed once sent. */
+void xrxe_ctrli_reply_ring(struct reply *r, struct xrxe_shm *shm, struct xrxe_ring_loc *loc)
+{
+	if (shm->slab) {
+		*loc = (struct xrxe_ring_loc){
+			.slab = shm->slab->id, .slab_size = XRXE_SLAB_BYTES,
+			.offset = shm->offset, .size = shm->size,
+		};
+		xrxe_ctrli_reply_fd(r, shm->fd, false);
+	} else {
+		*loc = (struct xrxe_ring_loc){ .slab = 0, .slab_size = shm->size, .offset = 0,
+					       .size = shm->size };
+		xrxe_ctrli_reply_fd(r, shm->fd, true);
+		shm->fd = -1; /* closed once sent; the mapping stays */
+	}
+}
+
+/* The slabs left at connection close (their rings were freed with their
+ * objects; a ring the core may still use keeps its slab). */
+void xrxe_ctrli_conn_slabs_release(struct conn *c, bool leaked)
+{
+	if (leaked)
+		return;
+	xrxe_ctrli_release(c, XRXE_Q_MAPS, xrxe_slab_pool_release(&c->slabs));
 }
 
 /* MR windows: the daemon maps every registered byte, so registered bytes

@@ -35,7 +35,6 @@ static void srq_reply(struct reply *r, const struct obj_srq *q)
 	rep->handle = q->o.handle;
 	rep->srq_num = xrxe_tp_srq_num(q->srq);
 	xrxe_tp_srq_query(q->srq, &rep->attr);
-	rep->ring_size = q->ring.size;
 	xrxe_ctrli_reply_len(r, sizeof(*rep));
 }
 
@@ -93,8 +92,7 @@ int xrxe_ctrli_srq_create(struct conn *c, const struct xrxe_ctrl_srq *q, uint32_
 	}
 	xrxe_ctrli_count_adjust(c->ctrl, OBJ_SRQ, 1);
 	srq_reply(r, srq);
-	xrxe_ctrli_reply_fd(r, srq->ring.fd, true);
-	srq->ring.fd = -1;
+	xrxe_ctrli_reply_ring(r, &srq->ring, &REPLY(r, struct xrxe_ctrl_srq_reply)->ring);
 	return 0;
 
 err_ring:

@@ -228,9 +228,13 @@ static int recv_only_qp(struct conn *c, struct obj_pd *pd, struct xrxe_tp_cq *cq
 		xrxe_ctrli_conn_ring_free(c, sq);
 		return err;
 	}
-	/* private rings: mapped here, no descriptor kept */
-	xrxe_shm_close_fd(sq);
-	if (!rq_slots)
+	/* Private rings: mapped here, no descriptor kept for a ring of its own
+	 * (a slab's descriptor belongs to the slab, ring_slab.h). In a slab the
+	 * application that owns the WQ may reach them; the core only reads an
+	 * SQ the doorbell names, and this SQ has no handle to ring it with. */
+	if (!sq->slab)
+		xrxe_shm_close_fd(sq);
+	if (!rq_slots && !rq->slab)
 		xrxe_shm_close_fd(rq);
 	return 0;
 }
@@ -270,10 +274,8 @@ int xrxe_ctrli_op_create_wq(struct conn *c, const void *req, int *fds, struct re
 	rep->wq_num = wq->qpn;
 	rep->max_wr = slots - 1;
 	rep->max_sge = m->max_sge ? m->max_sge : 1;
-	rep->rq_size = wq->rq.size;
 	xrxe_ctrli_reply_len(r, sizeof(*rep));
-	xrxe_ctrli_reply_fd(r, wq->rq.fd, true);
-	wq->rq.fd = -1;
+	xrxe_ctrli_reply_ring(r, &wq->rq, &rep->ring);
 	return 0;
 }
 
@@ -445,7 +447,8 @@ int xrxe_ctrli_op_create_rss_qp(struct conn *c, const void *req, int *fds, struc
 	rep->handle = qp->o.handle;
 	rep->qpn = qp->qpn;
 	memset(&rep->cap, 0, sizeof(rep->cap)); /* no queues of its own */
-	rep->sq_size = rep->rq_size = 0;
+	memset(&rep->sq, 0, sizeof(rep->sq));
+	memset(&rep->rq, 0, sizeof(rep->rq));
 	xrxe_ctrli_reply_len(r, sizeof(*rep));
 	return 0;
 }

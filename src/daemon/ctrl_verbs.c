@@ -405,11 +405,8 @@ int xrxe_ctrli_op_create_cq(struct conn *c, const void *req, int *fds, struct re
 
 	rep->handle = cq->o.handle;
 	rep->cqe = nslots - 1;
-	rep->ring_size = cq->ring.size;
 	xrxe_ctrli_reply_len(r, sizeof(*rep));
-	/* The mapping keeps the file alive: our fd goes with the reply. */
-	xrxe_ctrli_reply_fd(r, cq->ring.fd, true);
-	cq->ring.fd = -1;
+	xrxe_ctrli_reply_ring(r, &cq->ring, &rep->ring);
 	return 0;
 
 err_ring:
@@ -452,10 +449,8 @@ int xrxe_ctrli_op_resize_cq(struct conn *c, const void *req, int *fds, struct re
 
 	rep->handle = cq->o.handle;
 	rep->cqe = nslots - 1;
-	rep->ring_size = cq->ring.size;
 	xrxe_ctrli_reply_len(r, sizeof(*rep));
-	xrxe_ctrli_reply_fd(r, cq->ring.fd, true);
-	cq->ring.fd = -1;
+	xrxe_ctrli_reply_ring(r, &cq->ring, &rep->ring);
 	return 0;
 }
 
@@ -567,13 +562,10 @@ int xrxe_ctrli_op_create_qp(struct conn *c, const void *req, int *fds, struct re
 	rep->handle = qp->o.handle;
 	rep->qpn = qp->qpn;
 	rep->cap = got;
-	rep->sq_size = qp->sq.size;
-	rep->rq_size = no_rq ? 0 : qp->rq.size;
 	xrxe_ctrli_reply_len(r, sizeof(*rep));
-	xrxe_ctrli_reply_fd(r, qp->sq.fd, true);
+	xrxe_ctrli_reply_ring(r, &qp->sq, &rep->sq);
 	if (!no_rq)
-		xrxe_ctrli_reply_fd(r, qp->rq.fd, true);
-	qp->sq.fd = qp->rq.fd = -1;
+		xrxe_ctrli_reply_ring(r, &qp->rq, &rep->rq);
 	return 0;
 
 err_rq:

@@ -50,34 +50,61 @@ static int sealed_memfd(const char *name, size_t size, int *out)
 	return 0;
 }
 
+int xrxe_shm_region_create(const char *name, size_t size, int *fd, void **base)
+{
+	void *p;
+	int err;
+
+	err = sealed_memfd(name, size, fd);
+	if (err)
+		return err;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		xrxe_err("mmap %s (%zu bytes): %s", name, size, strerror(errno));
+		close(*fd);
+		*fd = -1;
+		return err;
+	}
+	*base = p;
+	return 0;
+}
+
+bool xrxe_shm_ring_geometry_ok(uint32_t nslots, uint32_t elem_size)
+{
+	return nslots >= 2 && is_pow2(nslots) && elem_size >= 16 && is_pow2(elem_size);
+}
+
+void xrxe_shm_ring_init(void *base, uint32_t nslots, uint32_t elem_size)
+{
+	struct xrxe_ring *ring = base;
+
+	/* Indices, notify and flags start at 0: a fresh memfd reads as zeros,
+	 * but a reused slab chunk holds whatever its last ring (or the
+	 * application) left there. The shim maps the ring after it gets the
+	 * reply, which is sent after these stores. */
+	memset(ring, 0, sizeof(*ring));
+	ring->log2_elem_size = (uint32_t)__builtin_ctz(elem_size);
+	ring->index_mask = nslots - 1;
+}
+
 int xrxe_shm_ring_create(const char *name, uint32_t nslots, uint32_t elem_size,
 			 struct xrxe_shm *shm)
 {
-	struct xrxe_ring *ring;
 	size_t size;
+	void *base;
 	int fd = -1, err;
 
 	*shm = (struct xrxe_shm){ .fd = -1 };
-	if (nslots < 2 || !is_pow2(nslots) || elem_size < 16 || !is_pow2(elem_size))
+	if (!xrxe_shm_ring_geometry_ok(nslots, elem_size))
 		return -EINVAL;
 	size = xrxe_ring_bytes(nslots, elem_size);
 	size = (size + page_size() - 1) & ~(page_size() - 1);
-	err = sealed_memfd(name, size, &fd);
+	err = xrxe_shm_region_create(name, size, &fd, &base);
 	if (err)
 		return err;
-	ring = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (ring == MAP_FAILED) {
-		err = -errno;
-		xrxe_err("mmap %s (%zu bytes): %s", name, size, strerror(errno));
-		close(fd);
-		return err;
-	}
-	/* A fresh memfd reads as zeros: indices, notify and flags start at 0.
-	 * Only the geometry needs writing; the shim maps the ring after it gets
-	 * the reply, which is sent after these stores. */
-	ring->log2_elem_size = (uint32_t)__builtin_ctz(elem_size);
-	ring->index_mask = nslots - 1;
-	*shm = (struct xrxe_shm){ .fd = fd, .base = ring, .size = size };
+	xrxe_shm_ring_init(base, nslots, elem_size);
+	*shm = (struct xrxe_shm){ .fd = fd, .base = base, .size = size };
 	return 0;
 }
 

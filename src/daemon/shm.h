@@ -13,20 +13,35 @@
 #ifndef XRXE_DAEMON_SHM_H
 #define XRXE_DAEMON_SHM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "xrxe/abi.h"
 
+struct xrxe_ring_slab;
+
 /* A daemon-created shared region: fd (to pass, then close) and the daemon's
- * RW mapping. */
+ * RW mapping. A ring carved from a slab (ring_slab.h) has slab set: base
+ * points into the slab's mapping at offset, and fd is the slab's (not the
+ * ring's to close). */
 struct xrxe_shm {
 	int fd;
 	void *base;
 	size_t size;
 	uint64_t quota_bytes; /* charged to the owner's quota (daemon/quota.h) */
+	struct xrxe_ring_slab *slab; /* NULL: a memfd of its own */
+	uint64_t offset;             /* within slab */
 };
 
+/* A sealed memfd of size bytes (never resized) mapped RW: 0 or -errno
+ * (logged); on failure *fd is -1. */
+int xrxe_shm_region_create(const char *name, size_t size, int *fd, void **base);
+/* nslots a power of two >= 2, elem_size a power of two >= 16. */
+bool xrxe_shm_ring_geometry_ok(uint32_t nslots, uint32_t elem_size);
+/* Write a fresh ring header at base (zero indices, notify and flags; the
+ * geometry): for memory that may hold an old ring. */
+void xrxe_shm_ring_init(void *base, uint32_t nslots, uint32_t elem_size);
 /* Create a ring memfd named name ("xrxe-cq-7"): nslots (power of two, >= 2)
  * elements of elem_size (power of two, >= 16) bytes, header initialised per
  * abi.h (masked indices 0, notify 0, flags 0), size page-rounded, sealed

@@ -244,50 +244,6 @@ void xrxe_ring_doorbell_qp(struct xrxe_context *ctx, struct xrxe_ring *sq, uint3
 	xrxe_ring_doorbell(ctx);
 }
 
-/* --- rings ---------------------------------------------------------------------- */
-
-int xrxe_wq_map(struct xrxe_wq *q, int fd, size_t len, uint32_t min_elem)
-{
-	struct xrxe_ring *r;
-	uint32_t log2, mask;
-
-	if (len < sizeof(struct xrxe_ring)) {
-		close(fd);
-		return -EPROTO;
-	}
-	r = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (r == MAP_FAILED)
-		return -errno;
-	/* Written once by the daemon before it handed the fd over; still, a
-	 * bad header must not send us outside the mapping. */
-	log2 = r->log2_elem_size;
-	mask = r->index_mask;
-	if (log2 > 20 || (1u << log2) < min_elem || (mask & (mask + 1)) != 0 || mask == 0 ||
-	    sizeof(struct xrxe_ring) + ((size_t)mask + 1) * ((size_t)1 << log2) > len) {
-		shim_err("malformed ring from the daemon (elem 2^%u, mask %#x, %zu bytes)", log2,
-			 mask, len);
-		munmap(r, len);
-		return -EPROTO;
-	}
-	q->ring = r;
-	q->map_len = len;
-	q->mask = mask;
-	q->log2_elem = log2;
-	q->prod = xrxe_ring_load_producer(r, mask);
-	pthread_spin_init(&q->lock, PTHREAD_PROCESS_PRIVATE);
-	return 0;
-}
-
-void xrxe_wq_unmap(struct xrxe_wq *q)
-{
-	if (q->ring) {
-		munmap(q->ring, q->map_len);
-		pthread_spin_destroy(&q->lock);
-	}
-	q->ring = NULL;
-}
-
 /* --- open / close ---------------------------------------------------------------- */
 
 void xrxe_context_setup(struct xrxe_context *ctx, struct ibv_device *device, int async_fd)
@@ -347,6 +303,7 @@ static struct ibv_context *open_device(struct ibv_device *device)
 		return xrxe_null_errno(ENOMEM);
 	}
 	pthread_mutex_init(&ctx->obj_lock, NULL);
+	pthread_mutex_init(&ctx->slab_lock, NULL);
 	pthread_spin_init(&ctx->db_lock, PTHREAD_PROCESS_PRIVATE);
 	ret = xrxe_conn_open(&ctx->conn, dev->sock_path);
 	if (ret) {
@@ -378,6 +335,7 @@ fail_conn:
 	xrxe_conn_close(&ctx->conn);
 fail_free:
 	pthread_mutex_destroy(&ctx->obj_lock);
+	pthread_mutex_destroy(&ctx->slab_lock);
 	pthread_spin_destroy(&ctx->db_lock);
 	free(ctx->obj_tab);
 	free(ctx);
@@ -420,6 +378,8 @@ void xrxe_context_free(struct xrxe_context *ctx)
 	pthread_mutex_destroy(&context->mutex);
 	pthread_mutex_destroy(&ctx->obj_lock);
 	pthread_spin_destroy(&ctx->db_lock);
+	xrxe_ring_slabs_forget(ctx);
+	xrxe_ud_l3_forget(ctx);
 	free(ctx->obj_tab);
 	free(ctx);
 }

@@ -282,11 +282,12 @@ static struct xrxe_cq *cq_create(struct ibv_context *context, int cqe, void *cq_
 		ret = -EPROTO;
 		goto fail_destroy;
 	}
-	ret = xrxe_wq_map(&map, fd, rep.ring_size, sizeof(struct xrxe_cqe));
+	ret = xrxe_wq_map(ctx, &map, fd, &rep.ring, sizeof(struct xrxe_cqe));
 	if (ret)
 		goto fail_destroy;
 	cq->ring = map.ring;
 	cq->map_len = map.map_len;
+	cq->slab = map.slab;
 	cq->mask = map.mask;
 	cq->log2_elem = map.log2_elem;
 	cq->cons = xrxe_ring_load_consumer(map.ring, map.mask);
@@ -397,7 +398,7 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 		channel->refcnt--;
 		pthread_mutex_unlock(&ibcq->context->mutex);
 	}
-	munmap(cq->ring, cq->map_len);
+	xrxe_ring_unmap(to_xctx(ibcq->context), cq->slab, cq->ring, cq->map_len);
 	pthread_spin_destroy(&cq->lock);
 	pthread_mutex_destroy(&ibcq->mutex);
 	pthread_cond_destroy(&ibcq->cond);
@@ -429,12 +430,13 @@ int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	if (!ret && nfd != 1)
 		ret = -EPROTO;
 	if (!ret)
-		ret = xrxe_wq_map(&map, fd, rep.ring_size, sizeof(struct xrxe_cqe));
+		ret = xrxe_wq_map(ctx, &map, fd, &rep.ring, sizeof(struct xrxe_cqe));
 	if (!ret) {
 		pthread_spin_destroy(&map.lock);
-		munmap(cq->ring, cq->map_len);
+		xrxe_ring_unmap(ctx, cq->slab, cq->ring, cq->map_len);
 		cq->ring = map.ring;
 		cq->map_len = map.map_len;
+		cq->slab = map.slab;
 		cq->mask = map.mask;
 		cq->log2_elem = map.log2_elem;
 		cq->cons = xrxe_ring_load_consumer(map.ring, map.mask);

@@ -129,6 +129,8 @@ int xrxe_import_close_device(struct xrxe_context *imp)
 	pthread_mutex_destroy(&c->mutex);
 	pthread_mutex_destroy(&imp->obj_lock);
 	pthread_spin_destroy(&imp->db_lock);
+	xrxe_ring_slabs_forget(imp); /* its rings stay mapped, as an opened context's */
+	xrxe_ud_l3_forget(imp);
 	free(imp->obj_tab);
 	free(imp);
 
@@ -197,6 +199,7 @@ struct ibv_context *ibv_import_device(int cmd_fd)
 	imp->db_ring_len = p->db_ring_len;
 	imp->async_wr = async[1];
 	pthread_mutex_init(&imp->obj_lock, NULL);
+	pthread_mutex_init(&imp->slab_lock, NULL);
 	pthread_spin_init(&imp->db_lock, PTHREAD_PROCESS_PRIVATE);
 	imp->conn.fd = cmd_fd; /* ours now: ibv_close_device closes it, as rdma-core's */
 	pthread_mutex_init(&imp->conn.lock, NULL);

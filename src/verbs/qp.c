@@ -738,7 +738,7 @@ static struct ibv_qp *qp_create(struct ibv_context *context, struct ibv_qp_init_
 		ret = -EPROTO;
 		goto fail_destroy;
 	}
-	ret = xrxe_wq_map(&qp->sq, fds[0], rep.sq_size,
+	ret = xrxe_wq_map(ctx, &qp->sq, fds[0], &rep.sq,
 			  (uint32_t)(WQE_HDR + (rep.cap.max_send_sge * sizeof(struct xrxe_sge) >
 							rep.cap.max_inline_data
 						? rep.cap.max_send_sge * sizeof(struct xrxe_sge)
@@ -749,15 +749,15 @@ static struct ibv_qp *qp_create(struct ibv_context *context, struct ibv_qp_init_
 		goto fail_destroy;
 	}
 	if (want == 2) {
-		ret = xrxe_wq_map(&qp->rq, fds[1], rep.rq_size,
+		ret = xrxe_wq_map(ctx, &qp->rq, fds[1], &rep.rq,
 				  (uint32_t)(sizeof(struct xrxe_recv_wqe) +
 					     rep.cap.max_recv_sge * sizeof(struct xrxe_sge)));
 		if (ret)
 			goto fail_unmap;
 		qp->has_rq = true;
 		if (a->qp_type == IBV_QPT_UD &&
-		    (ret = xrxe_ud_l3_create(qp, qp->rq.mask + 1))) {
-			xrxe_wq_unmap(&qp->rq);
+		    (ret = xrxe_ud_l3_create(ctx, qp, rep.qpn, qp->rq.mask + 1))) {
+			xrxe_wq_unmap(ctx, &qp->rq);
 			goto fail_unmap;
 		}
 	}
@@ -787,7 +787,7 @@ static struct ibv_qp *qp_create(struct ibv_context *context, struct ibv_qp_init_
 	return base;
 
 fail_unmap:
-	xrxe_wq_unmap(&qp->sq);
+	xrxe_wq_unmap(ctx, &qp->sq);
 fail_destroy:
 	xrxe_ctrl_destroy(ctx, XRXE_CTRL_DESTROY_QP, rep.handle);
 fail:
@@ -955,9 +955,9 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (ret)
 		return -ret;
 	xrxe_obj_del(to_xctx(ibqp->context), &qp->obj);
-	xrxe_wq_unmap(&qp->sq);
+	xrxe_wq_unmap(to_xctx(ibqp->context), &qp->sq);
 	if (qp->has_rq)
-		xrxe_wq_unmap(&qp->rq);
+		xrxe_wq_unmap(to_xctx(ibqp->context), &qp->rq);
 	xrxe_ud_l3_destroy(qp);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);

@@ -64,7 +64,7 @@ static struct ibv_wq *wq_create(struct ibv_context *context, struct ibv_wq_init_
 		ret = -EPROTO;
 		goto fail_destroy;
 	}
-	ret = xrxe_wq_map(&w->rq, fd, rep.rq_size,
+	ret = xrxe_wq_map(ctx, &w->rq, fd, &rep.ring,
 			  (uint32_t)(sizeof(struct xrxe_recv_wqe) +
 				     rep.max_sge * sizeof(struct xrxe_sge)));
 	if (ret)
@@ -121,7 +121,7 @@ static int wq_destroy(struct ibv_wq *wq)
 
 	if (ret && !xrxe_conn_gone(ret))
 		return -ret;
-	xrxe_wq_unmap(&w->rq);
+	xrxe_wq_unmap(to_xctx(wq->context), &w->rq);
 	pthread_mutex_destroy(&wq->mutex);
 	pthread_cond_destroy(&wq->cond);
 	free(w);

@@ -77,8 +77,9 @@ struct xrxe_obj {
 	void *ptr;
 };
 
-/* Buckets of ctx->obj_tab: by the handle's slot index (daemon handles are
- * gen << 16 | index, index unique within the connection). */
+/* Buckets of ctx->obj_tab: by the handle's low 16 bits (daemon handles are
+ * gen << 18 | index, index unique within the connection: a bucket holds one
+ * object up to 65 536 of them, a few beyond). */
 #define XRXE_OBJ_TAB 65536u
 
 struct xrxe_context {
@@ -116,6 +117,13 @@ struct xrxe_context {
 	bool closed;
 	struct xrxe_dm *dms;
 	uint32_t dm_next_handle;
+	/* the daemon's ring slabs this context maps (ring_slab.c), by number */
+	pthread_mutex_t slab_lock;
+	struct xrxe_slab_map *slabs;
+	uint32_t nslabs, slabs_cap;
+	/* UD QPs with an RQ by QPN (ud_l3.c; under obj_lock) */
+	struct xrxe_ud_l3 **ud_tab;
+	uint32_t ud_tab_size, ud_count;
 	struct verbs_context vctx; /* &vctx.context is what the application sees */
 };
 
@@ -182,10 +190,29 @@ int xrxe_query_device_ex_op(struct ibv_context *context, const struct ibv_query_
 /* Index of gid in the port's table, or -1. */
 int xrxe_find_gid(struct ibv_context *context, uint8_t port, const union ibv_gid *gid);
 
-/* --- rings ------------------------------------------------------------------------- */
+/* --- rings (ring_slab.c) ------------------------------------------------------------ */
+/* A slab of the daemon's (abi.h struct xrxe_ring_loc) mapped here once, for
+ * every ring the context carves from it. */
+struct xrxe_slab_map {
+	uint32_t id;
+	uint32_t refs; /* rings of this context in it */
+	void *base;
+	size_t size;
+};
+
+/* Map the ring the daemon located at loc, fd its memfd or its slab's
+ * (closed here either way): *ring, or -errno. */
+int xrxe_ring_map(struct xrxe_context *ctx, int fd, const struct xrxe_ring_loc *loc,
+		  struct xrxe_ring **ring);
+/* Undo xrxe_ring_map(ring) of loc.slab slab and loc.size len. */
+void xrxe_ring_unmap(struct xrxe_context *ctx, uint32_t slab, struct xrxe_ring *ring, size_t len);
+/* ibv_close_device: forget the slab table (the rings stay mapped). */
+void xrxe_ring_slabs_forget(struct xrxe_context *ctx);
+
 struct xrxe_wq {
 	struct xrxe_ring *ring;
 	size_t map_len;
+	uint32_t slab; /* loc.slab of the ring (0: a mapping of its own) */
 	uint32_t mask;
 	uint32_t log2_elem;
 	uint32_t prod; /* private producer (SQ/RQ/SRQ: the shim owns it) */
@@ -194,10 +221,11 @@ struct xrxe_wq {
 	pthread_spinlock_t lock;
 };
 
-/* mmap ring fd (closed here) and check its header against what the daemon
- * said: 0 or -errno. */
-int xrxe_wq_map(struct xrxe_wq *q, int fd, size_t len, uint32_t min_elem);
-void xrxe_wq_unmap(struct xrxe_wq *q);
+/* Map the ring at loc (fd closed here) and check its header against what the
+ * daemon said: 0 or -errno. */
+int xrxe_wq_map(struct xrxe_context *ctx, struct xrxe_wq *q, int fd,
+		const struct xrxe_ring_loc *loc, uint32_t min_elem);
+void xrxe_wq_unmap(struct xrxe_context *ctx, struct xrxe_wq *q);
 
 static inline void *xrxe_wq_slot(const struct xrxe_wq *q, uint32_t idx)
 {
@@ -276,6 +304,7 @@ struct xrxe_cq {
 	struct xrxe_obj obj;
 	struct xrxe_ring *ring;
 	size_t map_len;
+	uint32_t slab;               /* loc.slab of the ring (ring_slab.c) */
 	uint32_t mask, log2_elem;
 	uint32_t cons;               /* private consumer */
 	pthread_spinlock_t lock;
@@ -346,8 +375,11 @@ static inline uint32_t xrxe_ah_num(const struct ibv_ah *ah)
  * create/destroy with a UD QP that has an RQ, record WRs before they are
  * posted, and the sl to report for a completion (called in CQ order). */
 struct xrxe_ud_l3;
-int xrxe_ud_l3_create(struct xrxe_qp *qp, uint32_t rq_entries);
+int xrxe_ud_l3_create(struct xrxe_context *ctx, struct xrxe_qp *qp, uint32_t qpn,
+		      uint32_t rq_entries);
 void xrxe_ud_l3_destroy(struct xrxe_qp *qp);
+/* ibv_close_device: the QPN table (the QPs' own state stays with them). */
+void xrxe_ud_l3_forget(struct xrxe_context *ctx);
 void xrxe_ud_l3_posting(struct xrxe_qp *qp, const struct ibv_recv_wr *wr);
 uint8_t xrxe_ud_l3_sl(struct xrxe_context *ctx, const struct ibv_wc *wc);
 

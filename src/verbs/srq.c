@@ -53,7 +53,7 @@ struct ibv_srq *xrxe_srq_create(struct ibv_pd *pd, struct ibv_srq_init_attr *ini
 		ret = -EPROTO;
 		goto fail_destroy;
 	}
-	ret = xrxe_wq_map(&srq->rq, fd, rep.ring_size,
+	ret = xrxe_wq_map(ctx, &srq->rq, fd, &rep.ring,
 			  (uint32_t)(sizeof(struct xrxe_recv_wqe) +
 				     rep.attr.max_sge * sizeof(struct xrxe_sge)));
 	if (ret)
@@ -119,7 +119,7 @@ int ibv_destroy_srq(struct ibv_srq *ibsrq)
 	if (ret)
 		return -ret;
 	xrxe_obj_del(to_xctx(ibsrq->context), &srq->obj);
-	xrxe_wq_unmap(&srq->rq);
+	xrxe_wq_unmap(to_xctx(ibsrq->context), &srq->rq);
 	pthread_mutex_destroy(&ibsrq->mutex);
 	pthread_cond_destroy(&ibsrq->cond);
 	xrxe_domain_free(ibsrq->pd, srq, XRXE_DOMAIN_RES_SRQ);

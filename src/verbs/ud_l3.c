@@ -20,6 +20,9 @@
  * the completion's (else sl stays 0); the buffer is the application's own,
  * just written by the daemon and not yet handed back. UD QPs on an SRQ
  * report 0 (the SRQ's WQEs complete on several QPs in no common order).
+ *
+ * A completion names its QP by number: the context finds the QP's state in a
+ * hash table by QPN (O(1) per receive, however many QPs the context has).
  */
 #include "verbs/shim.h"
 
@@ -37,16 +40,59 @@ struct ud_l3_entry {
 };
 
 struct xrxe_ud_l3 {
+	struct xrxe_ud_l3 *hnext; /* ctx->ud_tab bucket */
+	struct xrxe_context *ctx;
+	uint32_t qpn;
 	pthread_spinlock_t lock;
 	uint32_t mask;
 	uint32_t head, tail; /* posted / completed */
 	struct ud_l3_entry e[];
 };
 
-int xrxe_ud_l3_create(struct xrxe_qp *qp, uint32_t rq_entries)
+/* --- the context's table by QPN (under obj_lock) ------------------------------ */
+
+static uint32_t qpn_hash(uint32_t qpn, uint32_t size)
+{
+	return (qpn * 0x9e3779b1u) >> (32 - __builtin_ctz(size)); /* size: a power of two >= 2 */
+}
+
+/* Double the buckets once they are fewer than the QPs: chains stay short. */
+static int tab_grow(struct xrxe_context *ctx)
+{
+	uint32_t size = ctx->ud_tab_size ? ctx->ud_tab_size * 2 : 64;
+	struct xrxe_ud_l3 **t = calloc(size, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < ctx->ud_tab_size; i++)
+		for (struct xrxe_ud_l3 *u = ctx->ud_tab[i], *n; u; u = n) {
+			struct xrxe_ud_l3 **b = &t[qpn_hash(u->qpn, size)];
+
+			n = u->hnext;
+			u->hnext = *b;
+			*b = u;
+		}
+	free(ctx->ud_tab);
+	ctx->ud_tab = t;
+	ctx->ud_tab_size = size;
+	return 0;
+}
+
+static struct xrxe_ud_l3 **tab_slot(struct xrxe_context *ctx, uint32_t qpn)
+{
+	struct xrxe_ud_l3 **p = &ctx->ud_tab[qpn_hash(qpn, ctx->ud_tab_size)];
+
+	while (*p && (*p)->qpn != qpn)
+		p = &(*p)->hnext;
+	return p;
+}
+
+int xrxe_ud_l3_create(struct xrxe_context *ctx, struct xrxe_qp *qp, uint32_t qpn,
+		      uint32_t rq_entries)
 {
 	uint32_t n = 1;
 	struct xrxe_ud_l3 *u;
+	int ret = 0;
 
 	/* twice the ring: posts may run ahead of polled completions by up to
 	 * the RQ plus what sits unpolled in the CQ; older slots fall back */
@@ -57,17 +103,60 @@ int xrxe_ud_l3_create(struct xrxe_qp *qp, uint32_t rq_entries)
 		return -ENOMEM;
 	pthread_spin_init(&u->lock, PTHREAD_PROCESS_PRIVATE);
 	u->mask = n - 1;
+	u->ctx = ctx;
+	u->qpn = qpn;
+	pthread_mutex_lock(&ctx->obj_lock);
+	if (ctx->ud_count >= ctx->ud_tab_size)
+		ret = tab_grow(ctx);
+	if (!ret) {
+		struct xrxe_ud_l3 **p = tab_slot(ctx, qpn);
+
+		/* a QPN is the daemon's, unique while the QP lives; a stale
+		 * entry would be a bug: replace it rather than chain twins */
+		if (*p) {
+			*p = (*p)->hnext;
+			ctx->ud_count--;
+		}
+		u->hnext = ctx->ud_tab[qpn_hash(qpn, ctx->ud_tab_size)];
+		ctx->ud_tab[qpn_hash(qpn, ctx->ud_tab_size)] = u;
+		ctx->ud_count++;
+	}
+	pthread_mutex_unlock(&ctx->obj_lock);
+	if (ret) {
+		pthread_spin_destroy(&u->lock);
+		free(u);
+		return ret;
+	}
 	qp->ud_l3 = u;
 	return 0;
 }
 
 void xrxe_ud_l3_destroy(struct xrxe_qp *qp)
 {
-	if (!qp->ud_l3)
+	struct xrxe_ud_l3 *u = qp->ud_l3;
+	struct xrxe_context *ctx;
+	struct xrxe_ud_l3 **p;
+
+	if (!u)
 		return;
-	pthread_spin_destroy(&qp->ud_l3->lock);
-	free(qp->ud_l3);
+	ctx = u->ctx;
+	pthread_mutex_lock(&ctx->obj_lock);
+	p = tab_slot(ctx, u->qpn);
+	if (*p == u) {
+		*p = u->hnext;
+		ctx->ud_count--;
+	}
+	pthread_mutex_unlock(&ctx->obj_lock);
+	pthread_spin_destroy(&u->lock);
+	free(u);
 	qp->ud_l3 = NULL;
+}
+
+void xrxe_ud_l3_forget(struct xrxe_context *ctx)
+{
+	free(ctx->ud_tab);
+	ctx->ud_tab = NULL;
+	ctx->ud_tab_size = ctx->ud_count = 0;
 }
 
 void xrxe_ud_l3_posting(struct xrxe_qp *qp, const struct ibv_recv_wr *wr)
@@ -99,30 +188,23 @@ static uint8_t l3_type(const uint8_t *p)
 	return 0;
 }
 
-static struct xrxe_qp *find_ud_qp(struct xrxe_context *ctx, uint32_t qpn)
+/* The receive state of UD QP qpn, or NULL (under obj_lock). */
+static struct xrxe_ud_l3 *find_ud(struct xrxe_context *ctx, uint32_t qpn)
 {
-	for (struct xrxe_obj *o = ctx->objs; o; o = o->next) {
-		struct xrxe_qp *qp = o->ptr;
-
-		if (o->type == XRXE_OBJ_QP && qp->ud_l3 && qp->qpx.qp_base.qp_num == qpn)
-			return qp;
-	}
-	return NULL;
+	return ctx->ud_tab_size ? *tab_slot(ctx, qpn) : NULL;
 }
 
 uint8_t xrxe_ud_l3_sl(struct xrxe_context *ctx, const struct ibv_wc *wc)
 {
 	struct xrxe_ud_l3 *u;
-	struct xrxe_qp *qp;
 	uint8_t sl = wc->sl;
 
 	/* only successful receives that carry a GRH area: UD */
 	if (!(wc->wc_flags & IBV_WC_GRH) || wc->status != IBV_WC_SUCCESS)
 		return sl;
 	pthread_mutex_lock(&ctx->obj_lock); /* keeps the QP from being freed */
-	qp = find_ud_qp(ctx, wc->qp_num);
-	if (qp) {
-		u = qp->ud_l3;
+	u = find_ud(ctx, wc->qp_num);
+	if (u) {
 		pthread_spin_lock(&u->lock);
 		/* normally the oldest entry; after completions that carried no
 		 * GRH (errors) a few further on */

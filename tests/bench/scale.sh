@@ -9,14 +9,17 @@
 #     frames they received and sent) with 1, 16, 256 and 4 096 active QPs
 #     (ib_write_bw -q N, 64 B) -- as a ratio to the 16-QP row (aim: flat
 #     within 20 % from 16 to 4 096);
-#   - the daemon's RSS growth per 1 000 connected QPs, the time to create and
-#     connect the largest idle set, and the time its daemons take to release
-#     it after its applications are killed.
-# More than 16 384 idle QPs need more mappings than vm.max_map_count's
-# default allows the daemon (two rings each): as root the bench raises it for
-# the run and puts it back.
+#   - 65 536 connected RC QPs in one application per side (one connection to
+#     each daemon): the time to create, connect and destroy them (as
+#     rc_scale times them), the daemon's RSS growth per 1 000 connected QPs and
+#     its mappings, and the time the daemons take to release all of it after
+#     the applications are killed (-9).
+# Rings are carved from per-connection slabs (src/daemon/ring_slab.c), so the
+# daemon needs a few hundred mappings, not two per QP: all of it runs within
+# the kernel's default vm.max_map_count (65 530), which the bench leaves alone.
 #
-#   SCALE_IDLE="0 1024 16384 65536" SCALE_ACTIVE="1 16 256 4096" BENCH_DURATION=3
+#   SCALE_IDLE="0 1024 16384 65536" SCALE_ACTIVE="1 16 256 4096" SCALE_MAX_QPS=65536
+#   BENCH_DURATION=3
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
@@ -28,7 +31,7 @@ RUN=("$XRXE" run --)
 DURATION=${BENCH_DURATION:-3}
 IDLE_ROWS=${SCALE_IDLE:-0 1024 16384 65536}
 ACTIVE_ROWS=${SCALE_ACTIVE:-1 16 256 4096}
-CHUNK=16384 # QPs per holding application (objects and maps per connection)
+CHUNK=16384 # idle QPs per holding application
 
 for f in "$XRXED" "$XRXE" "$PROG" "$BUILD/lib/xrxe/libibverbs.so.1"; do
 	if [ ! -e "$f" ]; then
@@ -43,17 +46,7 @@ for p in ib_write_bw ib_write_lat; do
 	fi
 done
 
-max_idle=0
-for n in $IDLE_ROWS; do [ "$n" -gt "$max_idle" ] && max_idle=$n; done
-need_maps=$((3 * max_idle + 65536))
-old_maps=$(cat /proc/sys/vm/max_map_count)
-if [ "$old_maps" -lt "$need_maps" ]; then
-	if sysctl -qw vm.max_map_count="$need_maps" 2>/dev/null; then
-		netns_at_exit "sysctl -qw vm.max_map_count=$old_maps"
-	else
-		echo "scale bench: vm.max_map_count $old_maps is below $need_maps; rows above $((old_maps / 3)) idle QPs may fail"
-	fi
-fi
+MAX_QPS=${SCALE_MAX_QPS:-65536}
 
 netns_tmpdir tmp
 netns_pair 79 1500
@@ -69,6 +62,9 @@ fi
 
 ratio() { awk -v a="$1" -v b="$2" -v m="${3:-1}" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", m * a / b; else print "n/a" }'; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+maps_count() { wc -l <"/proc/$1/maps" 2>/dev/null || echo 0; }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 objects() {
 	ns_exec "$1" "$XRXE" stats "$2" --json 2>/dev/null | python3 -c '
@@ -135,6 +131,15 @@ hold() {
 	done
 	[ "$n" -gt 0 ] || true
 }
+# hold_one N: N connected QPs in one application per side
+hold_one() {
+	local save=$CHUNK rc
+	CHUNK=$1
+	hold "$1"
+	rc=$?
+	CHUNK=$save
+	return $rc
+}
 release() {
 	[ ${#HOLDERS[@]} -gt 0 ] || return 0
 	kill -9 "${HOLDERS[@]}" 2>/dev/null
@@ -147,6 +152,47 @@ release() {
 	return 1
 }
 netns_at_exit 'release'
+
+# rc_time LOG WHAT: the seconds rc_scale printed for "N QPs WHAT in S s"
+rc_time() { grep -o "QPs $2 in [0-9.]* s" "$1" 2>/dev/null | awk '{ print $4 }' | head -n 1; }
+
+echo "$MAX_QPS connected RC QPs in one application per side (vm.max_map_count $(cat /proc/sys/vm/max_map_count), load $(load))"
+# held first, while the daemons are fresh: RSS counts the heap the QPs take
+# (glibc keeps what a destroyed set freed, and the next set reuses it)
+rss0=$(rss_kib "$PID_A") maps0=$(maps_count "$PID_A")
+if hold_one "$MAX_QPS"; then
+	rss1=$(rss_kib "$PID_A") maps1=$(maps_count "$PID_A")
+	echo "  daemon A held $MAX_QPS connected QPs: RSS $rss0 -> $rss1 KiB, $(((rss1 - rss0) * 1000 / MAX_QPS)) KiB per 1000 QPs; mappings $maps0 -> $maps1"
+	t0=$(date +%s.%N) c0=$(cpu_ticks "$PID_A")
+	kill -9 "${HOLDERS[@]}" 2>/dev/null
+	for p in "${HOLDERS[@]}"; do wait "$p" 2>/dev/null; done
+	# the connection's teardown ends with its slabs: daemon A's mappings back
+	# where they were (polled every 10 ms; `xrxe stats` below is slower)
+	for _ in $(seq 12000); do [ "$(maps_count "$PID_A")" -le "$maps0" ] && break; sleep 0.01; done
+	echo "  killed -9 with $MAX_QPS QPs: daemon A's mappings back to $(maps_count "$PID_A") after $(since "$t0") s, $(awk -v t=$(($(cpu_ticks "$PID_A") - c0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / hz }') CPU s of the daemon (load $(load))"
+	if release; then
+		echo "  both daemons report 0 objects after $(since "$t0") s"
+	else
+		echo "  killed -9 with $MAX_QPS QPs each: the daemons did not release everything"
+	fi
+fi
+ns_exec "$NS_B" timeout 900 "${RUN[@]}" "$PROG" -d "xrxe_$IF_B" -p 19490 -n "$MAX_QPS" -k 64 \
+	>"$tmp/max-b.log" 2>&1 &
+spid=$!
+ns_exec "$NS_A" timeout 900 "${RUN[@]}" "$PROG" -d "xrxe_$IF_A" -p 19490 -n "$MAX_QPS" -k 64 "$IP4_B" \
+	>"$tmp/max-a.log" 2>&1
+wait "$spid"
+if grep -q "rc_scale: OK" "$tmp/max-a.log" && grep -q "rc_scale: OK" "$tmp/max-b.log"; then
+	printf '  %-8s %10s %10s %10s   (seconds, side A / side B)\n' "" create connect destroy
+	for side in a b; do
+		printf '  %-8s %10s %10s %10s\n' "side $side" "$(rc_time "$tmp/max-$side.log" created)" \
+			"$(rc_time "$tmp/max-$side.log" connected)" "$(rc_time "$tmp/max-$side.log" destroyed)"
+	done
+else
+	echo "  $MAX_QPS QPs failed:"
+	tail -n 3 "$tmp/max-a.log" "$tmp/max-b.log"
+fi
+echo
 
 echo "one active QP beside idle connected RC QPs (ratios to the 0-idle row, aim within 10 %)"
 printf '%-10s %10s %10s %12s %12s %8s %8s %8s %8s\n' "idle QPs" "lat typ" "lat p99" \

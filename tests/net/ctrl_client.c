@@ -359,19 +359,30 @@ static int cmd_wait_gid(const char *ifname, const char *gid, const char *want, u
 struct ring {
 	struct xrxe_ring *r;
 	size_t size;
+	void *map; /* the whole fd, mapped for this ring */
+	size_t map_len;
+	ino_t ino; /* the fd's file (a slab is shared by the rings carved from it) */
 	uint32_t mask, log2;
 	uint32_t idx; /* our private index (producer for SQ/RQ, consumer for CQ) */
 };
 
-static void ring_map(struct ring *rg, int fd, size_t size)
+/* The ring at loc (abi.h struct xrxe_ring_loc): this client maps the whole
+ * fd for each ring (a slab mapped once per ring; it never unmaps). */
+static void ring_map(struct ring *rg, int fd, const struct xrxe_ring_loc *loc)
 {
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	uint8_t *p = mmap(NULL, loc->slab_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	struct stat st;
 
 	if (p == MAP_FAILED)
 		die("ring mmap: %s", strerror(errno));
+	if (fstat(fd, &st) < 0)
+		die("ring fstat: %s", strerror(errno));
+	rg->ino = st.st_ino;
 	close(fd);
-	rg->r = p;
-	rg->size = size;
+	rg->r = (struct xrxe_ring *)(p + loc->offset);
+	rg->size = loc->size;
+	rg->map = p;
+	rg->map_len = loc->slab_size;
 	rg->mask = rg->r->index_mask;
 	rg->log2 = rg->r->log2_elem_size;
 	rg->idx = 0;
@@ -443,7 +454,7 @@ static void create_cq(struct client *c, uint32_t cqe, uint32_t channel, struct c
 	if (nr != 1)
 		die("CREATE_CQ: %u fds", nr);
 	cq->handle = r->handle;
-	ring_map(&cq->ring, rfds[0], r->ring_size);
+	ring_map(&cq->ring, rfds[0], &r->ring);
 }
 
 struct qp {
@@ -478,8 +489,8 @@ static void create_qp(struct client *c, uint32_t pd, const struct cq *cq, struct
 	qp->handle = r->handle;
 	qp->qpn = r->qpn;
 	qp->cap = r->cap;
-	ring_map(&qp->sq, rfds[0], r->sq_size);
-	ring_map(&qp->rq, rfds[1], r->rq_size);
+	ring_map(&qp->sq, rfds[0], &r->sq);
+	ring_map(&qp->rq, rfds[1], &r->rq);
 }
 
 static int modify_qp(struct client *c, const struct qp *qp, struct ibv_qp_attr *attr, int mask)
@@ -1083,6 +1094,29 @@ static int cmd_bad(const char *ifname)
 			bad += destroy(&a, XRXE_CTRL_DEALLOC_PD, h[i]) != 0;
 		EXPECT("150 PDs through table growth and reuse", bad, 0);
 	}
+	/* Ring slabs (abi.h struct xrxe_ring_loc) belong to one connection: one
+	 * application's small rings share a file, two applications' never do. */
+	{
+		struct cq a1, a2, b1;
+
+		create_cq(&a, 64, XRXE_NO_HANDLE, &a1);
+		create_cq(&a, 64, XRXE_NO_HANDLE, &a2);
+		create_cq(&b, 64, XRXE_NO_HANDLE, &b1);
+		EXPECT("one application's two small CQ rings in one slab",
+		       a1.ring.ino == a2.ring.ino &&
+				       (uint8_t *)a1.ring.r - (uint8_t *)a1.ring.map !=
+					       (uint8_t *)a2.ring.r - (uint8_t *)a2.ring.map
+			       ? 0
+			       : -1,
+		       0);
+		EXPECT("another application's CQ ring in a slab of its own",
+		       b1.ring.ino != a1.ring.ino ? 0 : -1, 0);
+		EXPECT("destroy a CQ of a slab", destroy(&a, XRXE_CTRL_DESTROY_CQ, a1.handle), 0);
+		EXPECT("destroy it again", destroy(&a, XRXE_CTRL_DESTROY_CQ, a1.handle), -EBADF);
+		EXPECT("destroy the other", destroy(&a, XRXE_CTRL_DESTROY_CQ, a2.handle), 0);
+		EXPECT("destroy the other application's", destroy(&b, XRXE_CTRL_DESTROY_CQ,
+								     b1.handle), 0);
+	}
 	/* still alive and answering */
 	hdr_init(&m, XRXE_CTRL_STATS, sizeof(struct xrxe_ctrl_hdr));
 	{
@@ -1331,8 +1365,8 @@ static int cmd_loop(const struct common *o)
 		if (st || nr != 1)
 			die("RESIZE_CQ: %s", st ? strerror(-st) : "no fd");
 		r = (struct xrxe_ctrl_create_cq_reply *)&rep;
-		munmap(cq2.ring.r, cq2.ring.size);
-		ring_map(&cq2.ring, rfds[0], r->ring_size);
+		munmap(cq2.ring.map, cq2.ring.map_len);
+		ring_map(&cq2.ring, rfds[0], &r->ring);
 		cq2.ring.idx = __atomic_load_n(&cq2.ring.r->consumer, __ATOMIC_ACQUIRE);
 		if (r->cqe < 200)
 			die("RESIZE_CQ: %u entries", r->cqe);

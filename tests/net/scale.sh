@@ -6,7 +6,9 @@
 # every object destroyed; then an application pair holding 4 096 connected
 # QPs each is killed (-9) and both daemons release everything (their object
 # counts back to where they started). ibv_query_device must report the
-# daemon's real limit (65 536 QPs).
+# daemon's real limit (65 536 QPs). The rings of the held QPs come from
+# slabs (src/daemon/ring_slab.c): the daemon's mappings grow by a few, not by
+# two per QP.
 #
 #   SCALE_QPS=N SCALE_KILL_QPS=M tests/net/scale.sh   (defaults 16384, 4096)
 set -uo pipefail
@@ -91,7 +93,9 @@ else
 fi
 
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+maps_count() { wc -l <"/proc/$1/maps" 2>/dev/null || echo 0; }
 rss0_a=$(rss_kib "$PID_A")
+maps0_a=$(maps_count "$PID_A")
 
 # An application pair with NKILL connected QPs each, killed while holding them.
 # `ip netns exec` and `xrxe run` both exec, so $! is rc_scale itself.
@@ -118,6 +122,13 @@ rss1_a=$(rss_kib "$PID_A")
 # a report, not an assertion: the daemon's resident memory per 1000 connected
 # QPs (its own state, and the ring pages it touched)
 echo "# daemon A RSS $rss0_a -> $rss1_a KiB with $NKILL connected QPs: $(((rss1_a - rss0_a) * 1000 / NKILL)) KiB per 1000 QPs"
+maps1_a=$(maps_count "$PID_A")
+# 4 096 QPs' rings fill a handful of 2 MiB slabs; one mapping per ring would be 8 192
+if [ $held = 1 ] && [ $((maps1_a - maps0_a)) -le $((NKILL / 16)) ]; then
+	tap_ok "daemon A's mappings with $NKILL connected QPs: $maps0_a -> $maps1_a (rings in slabs)"
+else
+	tap_fail "daemon A's mappings with $NKILL connected QPs: $maps0_a -> $maps1_a (held $held; at most +$((NKILL / 16)))"
+fi
 
 kill -9 "$HA" "$HB" 2>/dev/null
 wait "$HA" 2>/dev/null

@@ -6,7 +6,8 @@
  *
  *   ah GIDX        UD datagram with immediate to our own GID GIDX: src_qp,
  *                  IBV_WC_GRH, the 40-byte GRH area (IPv4: 20 bytes, then the
- *                  IPv4 header; IPv6: the IPv6 header), ibv_init_ah_from_wc
+ *                  IPv4 header; IPv6: the IPv6 header), on xrxe wc.sl the
+ *                  RoCE L3 type as mlx5 reports it, ibv_init_ah_from_wc
  *                  (sgid_index = GIDX, dgid = our GID) and a reply through
  *                  ibv_create_ah_from_wc; a send above the port MTU fails
  *                  with IBV_WC_LOC_LEN_ERR.
@@ -270,6 +271,11 @@ static void test_ah(void)
 		   memcmp(grh + 24, gid.raw, 16)) {
 		fail("IPv6 GRH area");
 	}
+	/* xrxe reports the RoCE L3 type in sl as mlx5 does (src/verbs/ud_l3.c:
+	 * 2 IPv4, 1 IPv6; UCX depends on it); rxe reports 0 */
+	if (!strncmp(ibv_get_device_name(ctx->device), "xrxe_", 5) &&
+	    wc[0].sl != (is_v4(&gid) ? 2 : 1))
+		fail("wc.sl %u: not the L3 type of a %s datagram", wc[0].sl, is_v4(&gid) ? "IPv4" : "IPv6");
 	if (ibv_init_ah_from_wc(ctx, 1, &wc[0], (struct ibv_grh *)grh, &attr))
 		fail("ibv_init_ah_from_wc: %s", strerror(errno));
 	if (!attr.is_global || attr.grh.sgid_index != gidx || memcmp(&attr.grh.dgid, &gid, 16))
