@@ -301,8 +301,7 @@ static void sr_read_resp(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint
 		return;
 	}
 	xrxe_tpi_sr_set(qp->srs->have, qp, psn);
-	if (psn != qp->comp.psn)
-		xrxe_tpi_sr_scan_lost(qp, xrxe_psn_sub(psn, 1));
+	xrxe_tpi_sr_rsp_rx(qp, psn);
 }
 
 /* The original value of an atomic lands in the local 8-byte SGE of its WQE,
@@ -337,8 +336,7 @@ static void sr_atomic_ack(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uin
 	if (!comp_place_atomic_orig(qp, w, ack))
 		return;
 	xrxe_tpi_sr_set(qp->srs->have, qp, psn);
-	if (psn != qp->comp.psn)
-		xrxe_tpi_sr_scan_lost(qp, xrxe_psn_sub(psn, 1));
+	xrxe_tpi_sr_rsp_rx(qp, psn);
 }
 
 /* Every PSN up to and including psn is acknowledged (IBA 9.7.5.1: an ACK

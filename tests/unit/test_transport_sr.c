@@ -299,6 +299,55 @@ Test(transport_sr, lost_read_response_asked_for_alone)
 	xrxe_tph_pair_fini(&e.p);
 }
 
+/* A repair lost too: the READ request asking again for a lost response
+ * packet of the first READ is lost. The answer to a repair asked for later
+ * (a loss in the third READ) shows it, and the packet is asked for once
+ * more at once, not after the loss probes' timer (at least 2 ms) while the
+ * first READ holds the window. */
+Test(transport_sr, lost_read_repair_asked_again_without_probes)
+{
+	struct env e;
+	struct xrxe_tp_qp_info ia, ib;
+	struct ibv_wc wc[8];
+	uint64_t t0;
+	int i, n;
+
+	env_init(&e, IBV_MTU_1024, true);
+	watch(&e);
+	nplans = 3;
+	plans[0] = (struct plan){ .from = 1, .opcode = XRXE_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE),
+				  .off = 3, .n = 1 };
+	/* only the repair has this PSN: the READs start at 0, 16, 32, 48 */
+	plans[1] = (struct plan){ .from = 0, .opcode = XRXE_OPCODE(RC, RDMA_READ_REQUEST),
+				  .off = 3, .n = 1 };
+	plans[2] = (struct plan){ .from = 1, .opcode = XRXE_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE),
+				  .off = 40, .n = 1 };
+	memset(abuf + 65536, 0, 64 * 1024);
+	t0 = e.p.h.now;
+	for (i = 0; i < 4; i++)
+		cr_assert_eq(post(&e, (uint64_t)i, IBV_WR_RDMA_READ, 65536 + (uint32_t)i * 16384, 16384,
+				  (uintptr_t)bbuf + (uint32_t)i * 16384), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	n = xrxe_tph_poll_cq(e.p.ca, wc, 8);
+	cr_assert_eq(n, 4);
+	for (i = 0; i < n; i++) {
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc[i].wr_id, (uint64_t)i, "in order");
+	}
+	cr_assert(!memcmp(abuf + 65536, bbuf, 64 * 1024), "READs intact");
+	plans_done();
+	xrxe_tph_info(e.p.a, &ia);
+	xrxe_tph_info(e.p.b, &ib);
+	cr_assert_eq(ia.probes, 0, "probes %" PRIu64 ": the lost repair waited for them", ia.probes);
+	cr_assert_eq(ia.timeouts, 0);
+	cr_assert_eq(ia.resent_packets, 3, "repairs for 3, 40 and 3 again: %" PRIu64,
+		     ia.resent_packets);
+	cr_assert_eq(ib.resent_packets, 2, "response packets sent again: %" PRIu64,
+		     ib.resent_packets);
+	cr_assert_lt(e.p.h.now - t0, 2 * MS, "the probe timer is at least 2 ms");
+	xrxe_tph_pair_fini(&e.p);
+}
+
 /* The SACK naming a hole and then the resend are lost too: the probes and
  * the next SACK recover, never the Local ACK Timeout. */
 Test(transport_sr, lost_sack_and_lost_resend)
