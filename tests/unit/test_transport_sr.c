@@ -416,8 +416,10 @@ struct goodput {
 
 /* As test_transport_loss.c's stream: nmsg operations of 64 KiB (16 x 4 KiB
  * packets), at most 16 posted, over a 10 Gbit/s link with 20 us each way
- * and loss_ppm random loss both ways; every message must land intact. op:
- * IBV_WR_RDMA_WRITE, IBV_WR_SEND or IBV_WR_RDMA_READ. */
+ * (XRXE_LOSS_DELAY_US=N: N us, to see what a round trip near the window's
+ * transmission time costs) and loss_ppm random loss both ways; every
+ * message must land intact. op: IBV_WR_RDMA_WRITE, IBV_WR_SEND or
+ * IBV_WR_RDMA_READ. */
 static void stream(uint32_t op, uint32_t loss_ppm, bool sr, unsigned nmsg, struct goodput *g)
 {
 	struct xrxe_tph_pair p;
@@ -441,7 +443,7 @@ static void stream(uint32_t op, uint32_t loss_ppm, bool sr, unsigned nmsg, struc
 	lkb = xrxe_tph_mr(&p.h.side[1], bbuf, sizeof(bbuf), RW, 0);
 	p.h.pol.drop_ppm = loss_ppm;
 	p.h.pol.link_bps = 10000000000ull;
-	p.h.pol.link_delay_ns = 20 * US;
+	p.h.pol.link_delay_ns = (getenv("XRXE_LOSS_DELAY_US") ? (uint64_t)atoi(getenv("XRXE_LOSS_DELAY_US")) : 20) * US;
 	t0 = p.h.now;
 	while (done < nmsg) {
 		struct ibv_wc wc[32];
