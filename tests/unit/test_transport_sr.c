@@ -348,6 +348,62 @@ Test(transport_sr, lost_read_repair_asked_again_without_probes)
 	xrxe_tph_pair_fini(&e.p);
 }
 
+/* The first frames of a connection lost both ways, as when a QP starts
+ * sending before its peer's reached RTR (a CM peer that has not handled the
+ * REP yet drops them): each side's first packets, and the first answers,
+ * never arrive; the later ones are held past the hole at the start, and
+ * traffic both ways at once (a full-duplex rsocket) completes intact,
+ * without a retry counter running out. No round trip is known yet, so
+ * there are no probes: the SACKs, and failing those the Local ACK Timeout,
+ * recover. */
+Test(transport_sr, first_frames_lost_both_ways)
+{
+	struct env e;
+	struct xrxe_tp_qp_info ia, ib;
+	struct ibv_wc wc[16];
+	unsigned i, na = 0, nb = 0;
+
+	env_init(&e, IBV_MTU_1024, true);
+	watch(&e);
+	nplans = 2;
+	plans[0] = (struct plan){ .from = 0, .opcode = -1, .off = -1, .n = 3 };
+	plans[1] = (struct plan){ .from = 1, .opcode = -1, .off = -1, .n = 3 };
+	memset(bbuf, 0, 4 * 8192);
+	memset(abuf + 65536, 0, 4 * 8192);
+	for (i = 0; i < 4; i++) {
+		struct xrxe_sge rb = { (uintptr_t)bbuf + i * 8192, 8192, e.lkb };
+		struct xrxe_sge ra = { (uintptr_t)abuf + 65536 + i * 8192, 8192, e.lka };
+
+		cr_assert_eq(xrxe_tph_post_recv(e.p.b, 100 + i, &rb, 1), 0);
+		cr_assert_eq(xrxe_tph_post_recv(e.p.a, 200 + i, &ra, 1), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		struct xrxe_sge sb = { (uintptr_t)bbuf + 262144 + i * 8192, 8192, e.lkb };
+
+		cr_assert_eq(post(&e, 10 + i, IBV_WR_SEND, i * 8192, 8192, 0), 0);
+		cr_assert_eq(xrxe_tph_post_send(e.p.b, &(struct xrxe_tph_send){
+			.wr_id = 20 + i, .opcode = IBV_WR_SEND, .sge = &sb, .nsge = 1 }), 0);
+	}
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	/* each CQ has both sides' completions of that QP: 4 sends, 4 receives */
+	for (int n; (n = xrxe_tph_poll_cq(e.p.ca, wc, 16)) > 0;)
+		for (i = 0; i < (unsigned)n; i++, na++)
+			cr_assert_eq(wc[i].status, IBV_WC_SUCCESS, "A: WR %" PRIu64, wc[i].wr_id);
+	for (int n; (n = xrxe_tph_poll_cq(e.p.cb, wc, 16)) > 0;)
+		for (i = 0; i < (unsigned)n; i++, nb++)
+			cr_assert_eq(wc[i].status, IBV_WC_SUCCESS, "B: WR %" PRIu64, wc[i].wr_id);
+	cr_assert_eq(na, 8);
+	cr_assert_eq(nb, 8);
+	cr_assert(!memcmp(abuf, bbuf, 4 * 8192), "A's SENDs intact");
+	cr_assert(!memcmp(abuf + 65536, bbuf + 262144, 4 * 8192), "B's SENDs intact");
+	plans_done();
+	xrxe_tph_info(e.p.a, &ia);
+	xrxe_tph_info(e.p.b, &ib);
+	cr_assert(ia.selective_repeat && ib.selective_repeat);
+	cr_assert_gt(ia.ooo_held + ib.ooo_held, 0, "held past the hole at the start");
+	xrxe_tph_pair_fini(&e.p);
+}
+
 /* The SACK naming a hole and then the resend are lost too: the probes and
  * the next SACK recover, never the Local ACK Timeout. */
 Test(transport_sr, lost_sack_and_lost_resend)
