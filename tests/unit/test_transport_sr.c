@@ -348,6 +348,57 @@ Test(transport_sr, lost_read_repair_asked_again_without_probes)
 	xrxe_tph_pair_fini(&e.p);
 }
 
+static uint32_t rsp_order[8];
+static unsigned nrsp;
+
+static bool record_read_responses(void *arg, int from, const struct xrxe_pkt *pkt)
+{
+	(void)arg;
+	if (from == 1 && (pkt->opcode & 0x1f) >= XRXE_OP_RDMA_READ_RESPONSE_FIRST &&
+	    (pkt->opcode & 0x1f) <= XRXE_OP_RDMA_READ_RESPONSE_ONLY &&
+	    nrsp < 8)
+		rsp_order[nrsp++] = xrxe_bth_psn(xrxe_pkt_bth(pkt));
+	return false;
+}
+
+/* Two repairs the responder cannot send at once (no transmit buffer) go
+ * out in the order they were asked for, both ahead of anything queued
+ * after them: the requester tells a lost repair by the answer to a later
+ * request arriving first (sr.c repairs_lost). */
+Test(transport_sr, repairs_answered_in_the_order_asked)
+{
+	struct env e;
+	struct ibv_wc wc[4];
+	struct xrxe_pkt_spec spec;
+	const uint32_t at[2] = { 9, 3 }; /* PSN offsets in the READ, asked in this order */
+
+	env_init(&e, IBV_MTU_1024, true);
+	cr_assert_eq(post(&e, 1, IBV_WR_RDMA_READ, 65536, 16 * 1024, (uintptr_t)bbuf), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	cr_assert_eq(xrxe_tph_poll_cq(e.p.ca, wc, 4), 1);
+	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+
+	e.p.h.pol.nobuf_ppm = 1000000;
+	for (unsigned i = 0; i < 2; i++) {
+		xrxe_tph_spec(&e.p.h, 0, e.p.b->qpn, &spec);
+		spec.opcode = XRXE_OPCODE(RC, RDMA_READ_REQUEST);
+		spec.psn = (psn0(&e) + at[i]) & 0xffffff;
+		spec.ackreq = true;
+		spec.reth.va = (uintptr_t)bbuf + at[i] * 1024;
+		spec.reth.rkey = e.lkb;
+		spec.reth.len = 1024;
+		cr_assert_eq(xrxe_tph_inject(&e.p.h, 1, &spec), 0);
+	}
+	nrsp = 0;
+	e.p.h.pol.filter = record_read_responses;
+	e.p.h.pol.nobuf_ppm = 0;
+	xrxe_tph_run(&e.p.h, 10 * MS);
+	cr_assert_eq(nrsp, 2, "%u READ response packets sent again", nrsp);
+	cr_assert_eq(rsp_order[0], (psn0(&e) + at[0]) & 0xffffff, "the first repair asked first");
+	cr_assert_eq(rsp_order[1], (psn0(&e) + at[1]) & 0xffffff);
+	xrxe_tph_pair_fini(&e.p);
+}
+
 /* The first frames of a connection lost both ways, as when a QP starts
  * sending before its peer's reached RTR (a CM peer that has not handled the
  * REP yet drops them): each side's first packets, and the first answers,
