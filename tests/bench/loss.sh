@@ -246,19 +246,26 @@ echo "goodput ratio to the session's 0 % baseline: median of the runs (lowest-hi
 printf '%-12s %-5s %-16s' tool mode "0 % Gbit/s"
 for loss in "${RATES[@]:1}"; do printf ' %-16s' "$loss %"; done
 echo
-noisy=
+noisy=''
+failed=''
 for tool in "${TOOLS[@]}"; do
 	for mode in "${MODES[@]}"; do
 		# shellcheck disable=SC2086 # a word list
 		read -r base bmin bmax <<<"$(stats ${BW[$mode,$tool,0]-})"
 		printf '%-12s %-5s %-16s' "$tool" "$mode" "$(awk -v m="$base" -v a="$bmin" -v b="$bmax" \
 			'BEGIN { if (m == "n/a") print "n/a"; else printf "%.2f (%.2f-%.2f)\n", m, a, b }')"
+		# shellcheck disable=SC2086
+		nfail=$(printf '%s\n' ${BW[$mode,$tool,0]-} | grep -vc '^[0-9.]*$')
+		[ "$nfail" -gt 0 ] && failed="$failed $tool/$mode/0%:$nfail"
 		if awk -v m="$base" -v a="$bmin" -v b="$bmax" 'BEGIN { exit !(m != "n/a" && m > 0 && (b - a) / m > 0.2) }'; then
 			noisy="$noisy $tool/$mode"
 		fi
 		for loss in "${RATES[@]:1}"; do
 			# shellcheck disable=SC2086
 			read -r med lo hi <<<"$(stats ${BW[$mode,$tool,$loss]-})"
+			# shellcheck disable=SC2086
+			nfail=$(printf '%s\n' ${BW[$mode,$tool,$loss]-} | grep -vc '^[0-9.]*$')
+			[ "$nfail" -gt 0 ] && failed="$failed $tool/$mode/$loss%:$nfail"
 			printf ' %-16s' "$(awk -v m="$med" -v a="$lo" -v b="$hi" -v d="$base" 'BEGIN {
 				if (m == "n/a" || d == "n/a" || d + 0 == 0) print "n/a";
 				else printf "%.2f (%.2f-%.2f)\n", m / d, a / d, b / d }')"
@@ -267,6 +274,7 @@ for tool in "${TOOLS[@]}"; do
 	done
 done
 echo "targets (issue 19): sr >= 0.90 at 1 % and >= 0.80 at 2 %; gbn >= 0.60 at 1 %"
+[ -n "$failed" ] && echo "FAILED runs (left out of the medians), rate:count:$failed"
 [ -n "$noisy" ] && echo "NOISY baseline (its 0 % runs spread over more than 20 % of their median):$noisy -- ratios there measure the machine as much as the protocol"
 echo "sent/dlv: packets the data's sender sent (its ACKs and probes included) per data packet the receiver took in order; held: packets the receiver kept past a hole (selective repeat)"
 echo "placement: xrxed A cpu $CPU_DA, xrxed B cpu $CPU_DB (nice -10), perftest server (B) cpu $CPU_S, client (A) cpu $CPU_C"
