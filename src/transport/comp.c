@@ -631,6 +631,7 @@ bool xrxe_tpi_comp_timers(struct xrxe_tp_qp *qp)
 		qp->comp.rexmit_deadline = XRXE_TP_NO_DEADLINE;
 		if (xrxe_tpi_outstanding(qp)) {
 			qp->info.timeouts++;
+			xrxe_tpi_rto_timeout(qp);
 			comp_retry(qp, true);
 		}
 		did = true;

@@ -731,6 +731,8 @@ void xrxe_tpi_rto_rewound(struct xrxe_tp_qp *qp);
 bool xrxe_tpi_rto_expired(struct xrxe_tp_qp *qp);
 void xrxe_tpi_rto_loss(struct xrxe_tp_qp *qp);
 uint32_t xrxe_tpi_rto_cwnd(const struct xrxe_tp_qp *qp);
+/* rto.c: the Local ACK Timeout ran out with requests outstanding */
+void xrxe_tpi_rto_timeout(struct xrxe_tp_qp *qp);
 /* rto.c: a SACK arrived (selective repeat): it may time the round trip */
 void xrxe_tpi_rto_held(struct xrxe_tp_qp *qp);
 /* req.c: queue loss probes (rto.c): the oldest unacknowledged PSN and the

@@ -455,6 +455,40 @@ Test(transport_sr, first_frames_lost_both_ways)
 	xrxe_tph_pair_fini(&e.p);
 }
 
+/* A responder that answers nothing for a whole Local ACK Timeout (on a
+ * loaded machine: a daemon that did not run, its receive ring overflowing)
+ * makes a selective-repeat requester halve its window, as go-back-N's
+ * does, instead of sending a whole window again at every timeout; the
+ * WRITEs still complete intact. */
+Test(transport_sr, local_ack_timeout_halves_the_window)
+{
+	struct env e;
+	struct xrxe_tp_qp_info ia;
+	struct ibv_wc wc[4];
+	unsigned i;
+
+	env_init(&e, IBV_MTU_1024, true);
+	watch(&e);
+	nplans = 1;
+	/* every answer to the first two WRITEs (64 packets each) */
+	plans[0] = (struct plan){ .from = 1, .opcode = -1, .off = -1, .n = 4 };
+	memset(bbuf, 0, 4 * 65536);
+	for (i = 0; i < 4; i++)
+		cr_assert_eq(post(&e, 1 + i, IBV_WR_RDMA_WRITE, i * 65536, 65536,
+				  (uintptr_t)bbuf + i * 65536), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	cr_assert_eq(xrxe_tph_poll_cq(e.p.ca, wc, 4), 4);
+	for (i = 0; i < 4; i++)
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+	cr_assert(!memcmp(abuf, bbuf, 4 * 65536), "WRITEs intact");
+	plans_done();
+	xrxe_tph_info(e.p.a, &ia);
+	cr_assert_geq(ia.timeouts, 1);
+	cr_assert_lt(ia.cwnd, 128, "window after a Local ACK Timeout: %u", ia.cwnd);
+	cr_assert_geq(ia.cwnd, 16);
+	xrxe_tph_pair_fini(&e.p);
+}
+
 /* The SACK naming a hole and then the resend are lost too: the probes and
  * the next SACK recover, never the Local ACK Timeout. */
 Test(transport_sr, lost_sack_and_lost_resend)
