@@ -136,7 +136,8 @@ void xrxe_tpi_rto_loss(struct xrxe_tp_qp *qp)
 	c->recovery_hi = qp->req.psn_hi;
 	qp->info.recoveries++;
 	/* With selective repeat a loss costs only what was lost, not the
-	 * window behind it (sr.c): the window stays. */
+	 * window behind it (sr.c): the window stays (but see
+	 * xrxe_tpi_rto_timeout). */
 	if (!rto_enabled(qp) || qp->sr)
 		return;
 	w /= 2;
