@@ -301,8 +301,7 @@ static void sr_read_resp(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint
 		return;
 	}
 	xrxe_tpi_sr_set(qp->srs->have, qp, psn);
-	if (psn != qp->comp.psn)
-		xrxe_tpi_sr_scan_lost(qp, xrxe_psn_sub(psn, 1));
+	xrxe_tpi_sr_rsp_rx(qp, psn);
 }
 
 /* The original value of an atomic lands in the local 8-byte SGE of its WQE,
@@ -337,8 +336,7 @@ static void sr_atomic_ack(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uin
 	if (!comp_place_atomic_orig(qp, w, ack))
 		return;
 	xrxe_tpi_sr_set(qp->srs->have, qp, psn);
-	if (psn != qp->comp.psn)
-		xrxe_tpi_sr_scan_lost(qp, xrxe_psn_sub(psn, 1));
+	xrxe_tpi_sr_rsp_rx(qp, psn);
 }
 
 /* Every PSN up to and including psn is acknowledged (IBA 9.7.5.1: an ACK
@@ -633,6 +631,7 @@ bool xrxe_tpi_comp_timers(struct xrxe_tp_qp *qp)
 		qp->comp.rexmit_deadline = XRXE_TP_NO_DEADLINE;
 		if (xrxe_tpi_outstanding(qp)) {
 			qp->info.timeouts++;
+			xrxe_tpi_rto_timeout(qp);
 			comp_retry(qp, true);
 		}
 		did = true;

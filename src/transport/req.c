@@ -431,6 +431,8 @@ static int req_send_one(struct xrxe_tp_qp *qp, struct tp_swqe *w)
 	xrxe_tpi_tx_finish(tp, qp, &tx);
 
 	qp->req.pkts_no_ackreq = spec.ackreq ? 0 : qp->req.pkts_no_ackreq + 1;
+	if (qp->sr && w->rd_atomic)
+		xrxe_tpi_sr_rd_sent(qp, spec.psn, npsn);
 	xrxe_tpi_rto_sent(qp, spec.psn, npsn, spec.ackreq,
 			  rc && xrxe_psn_cmp(spec.psn, qp->req.psn_hi) < 0);
 	qp->req.psn = xrxe_psn_add(qp->req.psn, npsn);

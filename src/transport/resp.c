@@ -882,6 +882,7 @@ static void resp_read_again(struct xrxe_tp_qp *qp, struct tp_res *res, uint32_t 
 	uint32_t npkts = len > qp->mtu ? (len + qp->mtu - 1) / qp->mtu : 1;
 	uint32_t end = xrxe_psn_add(psn, npkts);
 	struct tp_rspq_ent *e;
+	uint32_t k = 0, i;
 
 	if (xrxe_psn_cmp(end, xrxe_psn_add(res->last_psn, 1)) > 0)
 		end = xrxe_psn_add(res->last_psn, 1);
@@ -891,8 +892,16 @@ static void resp_read_again(struct xrxe_tp_qp *qp, struct tp_res *res, uint32_t 
 		return;
 	/* Ahead of everything queued (up to a whole window of other READs'
 	 * streams): the requester's oldest READ waits for it, and with
-	 * selective repeat nothing takes a later ACK for a lost response. */
-	e = &r->q[--r->qhead & RSPQ_MASK];
+	 * selective repeat nothing takes a later ACK for a lost response.
+	 * Behind the repairs queued before it, though: repairs go out in the
+	 * order they were asked for, which is how the requester tells a lost
+	 * repair (sr.c repairs_lost). */
+	while (r->qhead + k != r->qtail && r->q[(r->qhead + k) & RSPQ_MASK].kind == TP_RSP_READ_PART)
+		k++;
+	r->qhead--;
+	for (i = 0; i < k; i++)
+		r->q[(r->qhead + i) & RSPQ_MASK] = r->q[(r->qhead + i + 1) & RSPQ_MASK];
+	e = &r->q[(r->qhead + k) & RSPQ_MASK];
 	e->kind = TP_RSP_READ_PART;
 	e->syndrome = XRXE_AETH_ACK_UNLIMITED;
 	e->res = (uint16_t)(res - r->res);

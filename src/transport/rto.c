@@ -136,10 +136,33 @@ void xrxe_tpi_rto_loss(struct xrxe_tp_qp *qp)
 	c->recovery_hi = qp->req.psn_hi;
 	qp->info.recoveries++;
 	/* With selective repeat a loss costs only what was lost, not the
-	 * window behind it (sr.c): the window stays. */
+	 * window behind it (sr.c): the window stays (but see
+	 * xrxe_tpi_rto_timeout). */
 	if (!rto_enabled(qp) || qp->sr)
 		return;
 	w /= 2;
+	c->cwnd = w < XRXE_TP_CWND_MIN ? XRXE_TP_CWND_MIN : w;
+	c->cwnd_acc = 0;
+}
+
+/* The Local ACK Timeout ran out: for a whole timeout nothing came back,
+ * not even a SACK. That is not a random loss but a peer (or path) that
+ * stopped keeping up -- on a loaded machine a daemon that does not run for
+ * tens of milliseconds, whose receive ring then overflows. Go-back-N halves
+ * its window once per episode anyway (xrxe_tpi_rto_loss); selective repeat,
+ * which keeps its window through random losses, halves it here, at every
+ * timeout (TCP cuts its window on a retransmission timeout too, RFC 5681
+ * §3.1): else each timeout sends a whole window again into the peer that
+ * could not take the last one, and in a run at load average 13 that ended
+ * in IBV_WC_RETRY_EXC_ERR with no loss at all, where go-back-N QPs came
+ * through. The window grows back by one PSN per window acknowledged. */
+void xrxe_tpi_rto_timeout(struct xrxe_tp_qp *qp)
+{
+	struct tp_comp *c = &qp->comp;
+	uint32_t w = xrxe_tpi_rto_cwnd(qp) / 2;
+
+	if (!rto_enabled(qp) || !qp->sr)
+		return;
 	c->cwnd = w < XRXE_TP_CWND_MIN ? XRXE_TP_CWND_MIN : w;
 	c->cwnd_acc = 0;
 }
@@ -156,8 +179,10 @@ static void cwnd_ack(struct xrxe_tp_qp *qp, uint32_t acked)
 			return;
 		c->recovery = false;
 	}
-	if (w >= XRXE_TP_MAX_UNACKED_PSNS)
+	if (!c->cwnd || w >= XRXE_TP_MAX_UNACKED_PSNS) {
+		c->cwnd = 0; /* back to the full window (selective repeat's too) */
 		return;
+	}
 	c->cwnd_acc += acked;
 	if (c->cwnd_acc >= w) {
 		c->cwnd_acc -= w;

@@ -279,6 +279,7 @@ void xrxe_tpi_sr_advanced(struct xrxe_tp_qp *qp, uint32_t old)
 		memset(s->sacked, 0, sizeof(s->sacked));
 		memset(s->have, 0, sizeof(s->have));
 		memset(s->resent, 0, sizeof(s->resent));
+		memset(s->repair, 0, sizeof(s->repair));
 	} else {
 		for (k = 0; k < n; k++) {
 			uint32_t p = xrxe_psn_add(old, k);
@@ -286,6 +287,7 @@ void xrxe_tpi_sr_advanced(struct xrxe_tp_qp *qp, uint32_t old)
 			bit_clear(s->sacked, p);
 			bit_clear(s->have, p);
 			bit_clear(s->resent, p);
+			bit_clear(s->repair, p);
 		}
 	}
 	if (s->sack_valid && xrxe_psn_cmp(s->sack_top, qp->comp.psn) < 0)
@@ -400,7 +402,7 @@ void xrxe_tpi_sr_scan_lost(struct xrxe_tp_qp *qp, uint32_t upto)
 {
 	struct tp_sr *s = qp->srs;
 	bool lost = false;
-	uint32_t idx;
+	uint32_t idx, stamp = ++s->rd_clock;
 
 	for (idx = qp->sq_cons; idx != qp->sq_fetch; idx++) {
 		struct tp_swqe *w = xrxe_tpi_swqe(qp, idx);
@@ -415,7 +417,11 @@ void xrxe_tpi_sr_scan_lost(struct xrxe_tp_qp *qp, uint32_t upto)
 		     m = xrxe_psn_add(m, 1)) {
 			if (!xrxe_tpi_sr_bit(s->have, qp, m) && !xrxe_tpi_sr_bit(s->resent, qp, m)) {
 				xrxe_tpi_sr_set(s->resent, qp, m);
+				xrxe_tpi_sr_set(s->repair, qp, m);
 				s->resend_hi[m & RING_MASK] = qp->req.psn_hi;
+				/* asked now: only a response to a request sent
+				 * after this one can show the repair lost */
+				s->rd_stamp[m & RING_MASK] = stamp;
 				if (!run)
 					run_psn = m;
 				run++;
@@ -433,4 +439,92 @@ void xrxe_tpi_sr_scan_lost(struct xrxe_tp_qp *qp, uint32_t upto)
 out:
 	if (lost)
 		xrxe_tpi_rto_loss(qp);
+}
+
+/* rd_clock order: a before b */
+static bool stamp_before(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+
+void xrxe_tpi_sr_rd_sent(struct xrxe_tp_qp *qp, uint32_t psn, uint32_t npsn)
+{
+	struct tp_sr *s = qp->srs;
+	uint32_t stamp = ++s->rd_clock;
+
+	for (uint32_t k = 0; k < npsn; k++) {
+		uint32_t p = xrxe_psn_add(psn, k);
+
+		if (!in_ring(qp, p))
+			break;
+		s->rd_stamp[p & RING_MASK] = stamp;
+	}
+}
+
+/* READ response PSNs asked again by range (a repair) that have not come
+ * back though a response to a request sent after the repair did: the
+ * repair request or its response was lost. The responder answers a repair
+ * ahead of the READ streams it has queued, repairs among themselves in
+ * the order they came (resp.c resp_read_again), and every request after
+ * the repair later still, so whatever answers a later request leaves it
+ * after the repair (RFC 8985's idea again: no reordering on the path is
+ * assumed, only tolerated at the cost of a duplicate). Without this, a lost
+ * repair stalls the oldest READ, and with it the send window, until the
+ * loss probes (at least XRXE_TP_RTO_MIN_NS). Atomics, ATOMIC_WRITE and
+ * FLUSH are left out: the responder replays those behind its queue. */
+static void repairs_lost(struct xrxe_tp_qp *qp, uint32_t than)
+{
+	struct tp_sr *s = qp->srs;
+	uint32_t idx, k, stamp = 0;
+	bool any = false, lost = false;
+
+	for (k = 0; k < XRXE_TP_SR_RING / 64; k++)
+		any |= (s->repair[k] & ~s->have[k]) != 0;
+	if (!any)
+		return;
+	for (idx = qp->sq_cons; idx != qp->sq_fetch; idx++) {
+		struct tp_swqe *w = xrxe_tpi_swqe(qp, idx);
+		uint32_t m, from, run = 0, run_psn = 0;
+
+		if (w->state != TP_WQE_ACTIVE)
+			break;
+		if (!w->is_read || !xrxe_tpi_sr_read_tracked(w))
+			continue;
+		from = xrxe_psn_cmp(w->first_psn, qp->comp.psn) < 0 ? qp->comp.psn : w->first_psn;
+		for (m = from; xrxe_psn_cmp(m, w->last_psn) <= 0; m = xrxe_psn_add(m, 1)) {
+			uint32_t i = m & RING_MASK;
+
+			if (xrxe_tpi_sr_bit(s->repair, qp, m) && !xrxe_tpi_sr_bit(s->have, qp, m) &&
+			    stamp_before(s->rd_stamp[i], than)) {
+				if (!stamp)
+					stamp = ++s->rd_clock;
+				s->rd_stamp[i] = stamp;
+				s->resend_hi[i] = qp->req.psn_hi;
+				if (!run)
+					run_psn = m;
+				run++;
+				continue;
+			}
+			if (run && !xrxe_tpi_sr_todo_push(qp, run_psn, run))
+				goto out;
+			lost |= run != 0;
+			run = 0;
+		}
+		if (run && !xrxe_tpi_sr_todo_push(qp, run_psn, run))
+			break;
+		lost |= run != 0;
+	}
+out:
+	if (lost)
+		xrxe_tpi_rto_loss(qp);
+}
+
+void xrxe_tpi_sr_rsp_rx(struct xrxe_tp_qp *qp, uint32_t psn)
+{
+	uint32_t than = qp->srs->rd_stamp[psn & RING_MASK];
+
+	/* the ones before it in PSN order never came (first asks) */
+	if (psn != qp->comp.psn)
+		xrxe_tpi_sr_scan_lost(qp, xrxe_psn_sub(psn, 1));
+	repairs_lost(qp, than);
 }

@@ -348,7 +348,13 @@ struct tp_sr {
 	uint64_t sacked[XRXE_TP_SR_RING / 64]; /* request PSN the responder holds */
 	uint64_t have[XRXE_TP_SR_RING / 64];   /* READ/atomic response received and placed */
 	uint64_t resent[XRXE_TP_SR_RING / 64]; /* asked again since the loss was learnt */
+	uint64_t repair[XRXE_TP_SR_RING / 64]; /* READ response asked again by range (scan_lost) */
 	uint32_t resend_hi[XRXE_TP_SR_RING];   /* req.psn_hi when it was sent again */
+	/* READ response PSNs: when the last request for them was sent (or a
+	 * repair of them decided), on rd_clock; a response answering a later
+	 * request shows a repair lost (sr.c xrxe_tpi_sr_rsp_rx) */
+	uint32_t rd_stamp[XRXE_TP_SR_RING];
+	uint32_t rd_clock;
 	bool sack_valid;
 	uint32_t sack_top;                     /* highest PSN a SACK named held */
 	bool cum_valid;
@@ -747,6 +753,8 @@ void xrxe_tpi_rto_rewound(struct xrxe_tp_qp *qp);
 bool xrxe_tpi_rto_expired(struct xrxe_tp_qp *qp);
 void xrxe_tpi_rto_loss(struct xrxe_tp_qp *qp);
 uint32_t xrxe_tpi_rto_cwnd(const struct xrxe_tp_qp *qp);
+/* rto.c: the Local ACK Timeout ran out with requests outstanding */
+void xrxe_tpi_rto_timeout(struct xrxe_tp_qp *qp);
 /* rto.c: a SACK arrived (selective repeat): it may time the round trip */
 void xrxe_tpi_rto_held(struct xrxe_tp_qp *qp);
 /* req.c: queue loss probes (rto.c): the oldest unacknowledged PSN and the
@@ -779,6 +787,10 @@ void xrxe_tpi_sr_advanced(struct xrxe_tp_qp *qp, uint32_t old); /* comp.psn move
 void xrxe_tpi_sr_sack_rx(struct xrxe_tp_qp *qp, uint32_t cum, const uint8_t *bitmap);
 /* requester: READ/atomic responses at or before upto that did not come are lost */
 void xrxe_tpi_sr_scan_lost(struct xrxe_tp_qp *qp, uint32_t upto);
+/* a READ/atomic request for npsn response PSNs from psn left (req.c) */
+void xrxe_tpi_sr_rd_sent(struct xrxe_tp_qp *qp, uint32_t psn, uint32_t npsn);
+/* a READ/atomic response at psn was received and placed (comp.c) */
+void xrxe_tpi_sr_rsp_rx(struct xrxe_tp_qp *qp, uint32_t psn);
 bool xrxe_tpi_sr_todo_push(struct xrxe_tp_qp *qp, uint32_t psn, uint32_t n);
 static inline bool xrxe_tpi_sr_read_tracked(const struct tp_swqe *w)
 {

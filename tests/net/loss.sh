@@ -83,6 +83,8 @@ PERF_TIMEOUT=300
 perf() {
 	local name=$1 spid i s
 	PORT=$((PORT + 1))
+	# no sample of an earlier run of the same program may stand for this one
+	rm -f "$TMP/$name.a" "$TMP/$name.b"
 	ns_exec "$NS_B" timeout "$PERF_TIMEOUT" "${RUN[@]}" "$name" -d "xrxe_$IF_B" -x 1 -s 65536 -n "$ITERS" \
 		-F -p "$PORT" "${PERF_OPTS[@]}" >"$TMP/$name.server" 2>&1 &
 	spid=$!

@@ -299,6 +299,196 @@ Test(transport_sr, lost_read_response_asked_for_alone)
 	xrxe_tph_pair_fini(&e.p);
 }
 
+/* A repair lost too: the READ request asking again for a lost response
+ * packet of the first READ is lost. The answer to a repair asked for later
+ * (a loss in the third READ) shows it, and the packet is asked for once
+ * more at once, not after the loss probes' timer (at least 2 ms) while the
+ * first READ holds the window. */
+Test(transport_sr, lost_read_repair_asked_again_without_probes)
+{
+	struct env e;
+	struct xrxe_tp_qp_info ia, ib;
+	struct ibv_wc wc[8];
+	uint64_t t0;
+	int i, n;
+
+	env_init(&e, IBV_MTU_1024, true);
+	watch(&e);
+	nplans = 3;
+	plans[0] = (struct plan){ .from = 1, .opcode = XRXE_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE),
+				  .off = 3, .n = 1 };
+	/* only the repair has this PSN: the READs start at 0, 16, 32, 48 */
+	plans[1] = (struct plan){ .from = 0, .opcode = XRXE_OPCODE(RC, RDMA_READ_REQUEST),
+				  .off = 3, .n = 1 };
+	plans[2] = (struct plan){ .from = 1, .opcode = XRXE_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE),
+				  .off = 40, .n = 1 };
+	memset(abuf + 65536, 0, 64 * 1024);
+	t0 = e.p.h.now;
+	for (i = 0; i < 4; i++)
+		cr_assert_eq(post(&e, (uint64_t)i, IBV_WR_RDMA_READ, 65536 + (uint32_t)i * 16384, 16384,
+				  (uintptr_t)bbuf + (uint32_t)i * 16384), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	n = xrxe_tph_poll_cq(e.p.ca, wc, 8);
+	cr_assert_eq(n, 4);
+	for (i = 0; i < n; i++) {
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc[i].wr_id, (uint64_t)i, "in order");
+	}
+	cr_assert(!memcmp(abuf + 65536, bbuf, 64 * 1024), "READs intact");
+	plans_done();
+	xrxe_tph_info(e.p.a, &ia);
+	xrxe_tph_info(e.p.b, &ib);
+	cr_assert_eq(ia.probes, 0, "probes %" PRIu64 ": the lost repair waited for them", ia.probes);
+	cr_assert_eq(ia.timeouts, 0);
+	cr_assert_eq(ia.resent_packets, 3, "repairs for 3, 40 and 3 again: %" PRIu64,
+		     ia.resent_packets);
+	cr_assert_eq(ib.resent_packets, 2, "response packets sent again: %" PRIu64,
+		     ib.resent_packets);
+	cr_assert_lt(e.p.h.now - t0, 2 * MS, "the probe timer is at least 2 ms");
+	xrxe_tph_pair_fini(&e.p);
+}
+
+static uint32_t rsp_order[8];
+static unsigned nrsp;
+
+static bool record_read_responses(void *arg, int from, const struct xrxe_pkt *pkt)
+{
+	(void)arg;
+	if (from == 1 && (pkt->opcode & 0x1f) >= XRXE_OP_RDMA_READ_RESPONSE_FIRST &&
+	    (pkt->opcode & 0x1f) <= XRXE_OP_RDMA_READ_RESPONSE_ONLY &&
+	    nrsp < 8)
+		rsp_order[nrsp++] = xrxe_bth_psn(xrxe_pkt_bth(pkt));
+	return false;
+}
+
+/* Two repairs the responder cannot send at once (no transmit buffer) go
+ * out in the order they were asked for, both ahead of anything queued
+ * after them: the requester tells a lost repair by the answer to a later
+ * request arriving first (sr.c repairs_lost). */
+Test(transport_sr, repairs_answered_in_the_order_asked)
+{
+	struct env e;
+	struct ibv_wc wc[4];
+	struct xrxe_pkt_spec spec;
+	const uint32_t at[2] = { 9, 3 }; /* PSN offsets in the READ, asked in this order */
+
+	env_init(&e, IBV_MTU_1024, true);
+	cr_assert_eq(post(&e, 1, IBV_WR_RDMA_READ, 65536, 16 * 1024, (uintptr_t)bbuf), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	cr_assert_eq(xrxe_tph_poll_cq(e.p.ca, wc, 4), 1);
+	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+
+	e.p.h.pol.nobuf_ppm = 1000000;
+	for (unsigned i = 0; i < 2; i++) {
+		xrxe_tph_spec(&e.p.h, 0, e.p.b->qpn, &spec);
+		spec.opcode = XRXE_OPCODE(RC, RDMA_READ_REQUEST);
+		spec.psn = (psn0(&e) + at[i]) & 0xffffff;
+		spec.ackreq = true;
+		spec.reth.va = (uintptr_t)bbuf + at[i] * 1024;
+		spec.reth.rkey = e.lkb;
+		spec.reth.len = 1024;
+		cr_assert_eq(xrxe_tph_inject(&e.p.h, 1, &spec), 0);
+	}
+	nrsp = 0;
+	e.p.h.pol.filter = record_read_responses;
+	e.p.h.pol.nobuf_ppm = 0;
+	xrxe_tph_run(&e.p.h, 10 * MS);
+	cr_assert_eq(nrsp, 2, "%u READ response packets sent again", nrsp);
+	cr_assert_eq(rsp_order[0], (psn0(&e) + at[0]) & 0xffffff, "the first repair asked first");
+	cr_assert_eq(rsp_order[1], (psn0(&e) + at[1]) & 0xffffff);
+	xrxe_tph_pair_fini(&e.p);
+}
+
+/* The first frames of a connection lost both ways, as when a QP starts
+ * sending before its peer's reached RTR (a CM peer that has not handled the
+ * REP yet drops them): each side's first packets, and the first answers,
+ * never arrive; the later ones are held past the hole at the start, and
+ * traffic both ways at once (a full-duplex rsocket) completes intact,
+ * without a retry counter running out. No round trip is known yet, so
+ * there are no probes: the SACKs, and failing those the Local ACK Timeout,
+ * recover. */
+Test(transport_sr, first_frames_lost_both_ways)
+{
+	struct env e;
+	struct xrxe_tp_qp_info ia, ib;
+	struct ibv_wc wc[16];
+	unsigned i, na = 0, nb = 0;
+
+	env_init(&e, IBV_MTU_1024, true);
+	watch(&e);
+	nplans = 2;
+	plans[0] = (struct plan){ .from = 0, .opcode = -1, .off = -1, .n = 3 };
+	plans[1] = (struct plan){ .from = 1, .opcode = -1, .off = -1, .n = 3 };
+	memset(bbuf, 0, 4 * 8192);
+	memset(abuf + 65536, 0, 4 * 8192);
+	for (i = 0; i < 4; i++) {
+		struct xrxe_sge rb = { (uintptr_t)bbuf + i * 8192, 8192, e.lkb };
+		struct xrxe_sge ra = { (uintptr_t)abuf + 65536 + i * 8192, 8192, e.lka };
+
+		cr_assert_eq(xrxe_tph_post_recv(e.p.b, 100 + i, &rb, 1), 0);
+		cr_assert_eq(xrxe_tph_post_recv(e.p.a, 200 + i, &ra, 1), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		struct xrxe_sge sb = { (uintptr_t)bbuf + 262144 + i * 8192, 8192, e.lkb };
+
+		cr_assert_eq(post(&e, 10 + i, IBV_WR_SEND, i * 8192, 8192, 0), 0);
+		cr_assert_eq(xrxe_tph_post_send(e.p.b, &(struct xrxe_tph_send){
+			.wr_id = 20 + i, .opcode = IBV_WR_SEND, .sge = &sb, .nsge = 1 }), 0);
+	}
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	/* each CQ has both sides' completions of that QP: 4 sends, 4 receives */
+	for (int n; (n = xrxe_tph_poll_cq(e.p.ca, wc, 16)) > 0;)
+		for (i = 0; i < (unsigned)n; i++, na++)
+			cr_assert_eq(wc[i].status, IBV_WC_SUCCESS, "A: WR %" PRIu64, wc[i].wr_id);
+	for (int n; (n = xrxe_tph_poll_cq(e.p.cb, wc, 16)) > 0;)
+		for (i = 0; i < (unsigned)n; i++, nb++)
+			cr_assert_eq(wc[i].status, IBV_WC_SUCCESS, "B: WR %" PRIu64, wc[i].wr_id);
+	cr_assert_eq(na, 8);
+	cr_assert_eq(nb, 8);
+	cr_assert(!memcmp(abuf, bbuf, 4 * 8192), "A's SENDs intact");
+	cr_assert(!memcmp(abuf + 65536, bbuf + 262144, 4 * 8192), "B's SENDs intact");
+	plans_done();
+	xrxe_tph_info(e.p.a, &ia);
+	xrxe_tph_info(e.p.b, &ib);
+	cr_assert(ia.selective_repeat && ib.selective_repeat);
+	cr_assert_gt(ia.ooo_held + ib.ooo_held, 0, "held past the hole at the start");
+	xrxe_tph_pair_fini(&e.p);
+}
+
+/* A responder that answers nothing for a whole Local ACK Timeout (on a
+ * loaded machine: a daemon that did not run, its receive ring overflowing)
+ * makes a selective-repeat requester halve its window, as go-back-N's
+ * does, instead of sending a whole window again at every timeout; the
+ * WRITEs still complete intact. */
+Test(transport_sr, local_ack_timeout_halves_the_window)
+{
+	struct env e;
+	struct xrxe_tp_qp_info ia;
+	struct ibv_wc wc[4];
+	unsigned i;
+
+	env_init(&e, IBV_MTU_1024, true);
+	watch(&e);
+	nplans = 1;
+	/* every answer to the first two WRITEs (64 packets each) */
+	plans[0] = (struct plan){ .from = 1, .opcode = -1, .off = -1, .n = 4 };
+	memset(bbuf, 0, 4 * 65536);
+	for (i = 0; i < 4; i++)
+		cr_assert_eq(post(&e, 1 + i, IBV_WR_RDMA_WRITE, i * 65536, 65536,
+				  (uintptr_t)bbuf + i * 65536), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+	cr_assert_eq(xrxe_tph_poll_cq(e.p.ca, wc, 4), 4);
+	for (i = 0; i < 4; i++)
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+	cr_assert(!memcmp(abuf, bbuf, 4 * 65536), "WRITEs intact");
+	plans_done();
+	xrxe_tph_info(e.p.a, &ia);
+	cr_assert_geq(ia.timeouts, 1);
+	cr_assert_lt(ia.cwnd, 128, "window after a Local ACK Timeout: %u", ia.cwnd);
+	cr_assert_geq(ia.cwnd, 16);
+	xrxe_tph_pair_fini(&e.p);
+}
+
 /* The SACK naming a hole and then the resend are lost too: the probes and
  * the next SACK recover, never the Local ACK Timeout. */
 Test(transport_sr, lost_sack_and_lost_resend)
@@ -367,8 +557,10 @@ struct goodput {
 
 /* As test_transport_loss.c's stream: nmsg operations of 64 KiB (16 x 4 KiB
  * packets), at most 16 posted, over a 10 Gbit/s link with 20 us each way
- * and loss_ppm random loss both ways; every message must land intact. op:
- * IBV_WR_RDMA_WRITE, IBV_WR_SEND or IBV_WR_RDMA_READ. */
+ * (XRXE_LOSS_DELAY_US=N: N us, to see what a round trip near the window's
+ * transmission time costs) and loss_ppm random loss both ways; every
+ * message must land intact. op: IBV_WR_RDMA_WRITE, IBV_WR_SEND or
+ * IBV_WR_RDMA_READ. */
 static void stream(uint32_t op, uint32_t loss_ppm, bool sr, unsigned nmsg, struct goodput *g)
 {
 	struct xrxe_tph_pair p;
@@ -392,7 +584,7 @@ static void stream(uint32_t op, uint32_t loss_ppm, bool sr, unsigned nmsg, struc
 	lkb = xrxe_tph_mr(&p.h.side[1], bbuf, sizeof(bbuf), RW, 0);
 	p.h.pol.drop_ppm = loss_ppm;
 	p.h.pol.link_bps = 10000000000ull;
-	p.h.pol.link_delay_ns = 20 * US;
+	p.h.pol.link_delay_ns = (getenv("XRXE_LOSS_DELAY_US") ? (uint64_t)atoi(getenv("XRXE_LOSS_DELAY_US")) : 20) * US;
 	t0 = p.h.now;
 	while (done < nmsg) {
 		struct ibv_wc wc[32];
