@@ -277,7 +277,11 @@ struct xrxe_dev_page {
 	 * sleeps; after publishing a producer index the shim issues a full fence
 	 * and, if it reads 1, writes the doorbell eventfd. */
 	uint32_t daemon_sleeping;
-	uint32_t pad0;
+	/* The CPU the daemon's loop last ran on, plus one (0: not known). A
+	 * shim polling an empty CQ on that CPU while daemon_sleeping is 0
+	 * yields sooner: the daemon is runnable there and needs the CPU to
+	 * produce the completion. A hint; nothing depends on it. */
+	uint32_t daemon_cpu;
 	char ifname[16];
 	uint8_t mac[6];
 	uint8_t pad1[2];

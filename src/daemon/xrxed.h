@@ -40,8 +40,23 @@
  * we give the core up; spinning idle there only delays it
  * (docs/performance.md). */
 #define SPIN_SHARED_NS (10 * NS_PER_US)
-/* "Recently": an involuntary context switch within this window. */
+/* "Recently": an involuntary context switch, or a yield during which another
+ * task ran, within this window. */
 #define SHARED_WINDOW_NS (1000 * NS_PER_MS)
+/* While idle and sharing the core, the daemon gives it up with sched_yield
+ * each pass instead of spinning: the task beside it is usually the
+ * application whose next post or whose poll of what was just delivered is
+ * the work being waited for, and a runnable daemon needs no wake-up for it
+ * (no eventfd write, no IPI). A yield that returns after at least
+ * YIELD_RAN_NS let another task run (one with nothing else runnable costs
+ * 1-3 µs here); one that returns after YIELD_SLOW_NS or more let a task run
+ * that keeps the core (an application spinning on memory, ib_write_lat; a
+ * CPU hog) -- a frame would wait for the end of its slice, so for
+ * YIELD_SLOW_WINDOW_NS the daemon sleeps instead, and an arriving frame or
+ * doorbell wakes it with preemption (docs/performance.md). */
+#define YIELD_RAN_NS (10 * NS_PER_US)
+#define YIELD_SLOW_NS (200 * NS_PER_US)
+#define YIELD_SLOW_WINDOW_NS (1000 * NS_PER_MS)
 /* How often to look (one getrusage). */
 #define SHARED_CHECK_NS (1 * NS_PER_MS)
 /* While busy: serve control, netlink and signals at least this often, and
@@ -100,6 +115,9 @@ struct daemon_counters {
 	uint64_t sleeps, wakeups_doorbell_race;
 	uint64_t naps; /* --rt-priority: RT_NAP_NS sleeps while QPs wait */
 	uint64_t shared_cpu_seen; /* preemptions noticed (spin policy) */
+	/* idle yields (spin policy): all, those during which another task ran,
+	 * and the slow ones that switched the daemon to sleeping */
+	uint64_t idle_yields, idle_yields_ran, idle_yields_slow;
 	uint64_t ecn_ce_rx; /* received RoCEv2 frames marked CE (== XDP's ecn_ce) */
 	/* How late the loop read stamped frames (now - the XDP arrival stamp):
 	 * the delay every reply, ACK and CNP starts with. Buckets up to 10 us,
@@ -139,6 +157,8 @@ struct daemon {
 	 * far, when we last looked, when we last saw one grow */
 	long nivcsw;
 	uint64_t shared_checked, shared_seen;
+	uint64_t yield_slow_seen; /* last idle yield >= YIELD_SLOW_NS, 0: none */
+	int cpu; /* where the loop ran last, published in the device page */
 
 	struct xrxe_tp *tp;
 	struct xrxe_devpage *dp;

@@ -212,11 +212,54 @@ static bool cpu_shared(struct daemon *d)
 	return d->shared_seen && d->now - d->shared_seen < SHARED_WINDOW_NS;
 }
 
+/* Publish the CPU the loop runs on (abi.h daemon_cpu), only when it moved:
+ * shims read that cache line on every post and empty poll. */
+static void publish_cpu(struct daemon *d)
+{
+	int cpu = sched_getcpu();
+
+	if (cpu >= 0 && cpu != d->cpu) {
+		d->cpu = cpu;
+		__atomic_store_n(&xrxe_devpage_page(d->dp)->daemon_cpu, (uint32_t)cpu + 1,
+				 __ATOMIC_RELAXED);
+	}
+}
+
+/* Idle: yield each pass instead of spinning, unless a recent yield was slow
+ * (xrxed.h, YIELD_*). Not under --rt-priority: a SCHED_FIFO task's yield lets
+ * only real-time tasks run, so it would be a spin (and the RT policy naps). */
+static bool idle_yields(const struct daemon *d)
+{
+	if (d->opts.rt_priority)
+		return false;
+	return !d->yield_slow_seen || d->now - d->yield_slow_seen >= YIELD_SLOW_WINDOW_NS;
+}
+
+/* One idle pass: give the CPU to whoever else is runnable on it, and learn
+ * from how long that took who shares the core. */
+static void idle_yield(struct daemon *d)
+{
+	uint64_t t0 = xrxe_daemon_mono_ns(), t;
+
+	sched_yield();
+	t = xrxe_daemon_mono_ns();
+	d->ctr.idle_yields++;
+	if (t - t0 >= YIELD_RAN_NS) {
+		d->ctr.idle_yields_ran++;
+		d->shared_seen = t;
+	}
+	if (t - t0 >= YIELD_SLOW_NS) {
+		d->ctr.idle_yields_slow++;
+		d->yield_slow_seen = t;
+	}
+}
+
 int xrxe_daemon_run_loop(struct daemon *d)
 {
 	static const struct timespec zero = { 0 };
 	uint64_t last_work, last_events, last_yield;
 
+	d->cpu = -1; /* not published yet */
 	last_work = last_events = last_yield = xrxe_daemon_mono_ns();
 	while (!d->stop) {
 		bool work = false;
@@ -246,8 +289,15 @@ int xrxe_daemon_run_loop(struct daemon *d)
 			}
 			continue;
 		}
-		if (d->now - last_work < (cpu_shared(d) ? SPIN_SHARED_NS : SPIN_NS))
+		publish_cpu(d);
+		if (idle_yields(d)) {
+			if (d->now - last_work < SPIN_NS) {
+				idle_yield(d);
+				continue;
+			}
+		} else if (d->now - last_work < (cpu_shared(d) ? SPIN_SHARED_NS : SPIN_NS)) {
 			continue;
+		}
 		switch (sleep_once(d)) {
 		case WORK_FOUND:
 		case SLEPT:

@@ -1074,6 +1074,20 @@ static bool uc_check_psn(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint
 static void resp_execute(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn);
 static void resp_replay(struct xrxe_tp_qp *qp, uint32_t psn);
 
+/* Selective repeat while packets are held past a hole: what is owed goes out
+ * per packet, not per burst. Each SACK names what is held as of then, and
+ * several of them make a lost one cheap (sr.c, SACK_EVERY). */
+static void sr_send_now(struct xrxe_tp_qp *qp)
+{
+	if (qp->srs && qp->srs->nheld)
+		xrxe_tpi_resp_drain(qp, XRXE_TP_MAX_PKT_PER_ACK);
+}
+
+/* One request packet. What it owes (ACK, NAK, READ response) is queued and
+ * goes out when the QP is next served (xrxe_tp_poll), which the daemon does
+ * after the whole receive burst: the ACKs of a burst coalesce into one for
+ * its newest PSN (rsp_ack; the requester takes an ACK as completing every
+ * older WQE, docs/facts/rxe.md §2.2) instead of one frame per message. */
 void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 {
 	struct tp_resp *r = &qp->resp;
@@ -1098,7 +1112,8 @@ void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 				qp->info.out_of_sequence++;
 			else if (held && sack && !r->nak_sent)
 				rsp_ack(qp, xrxe_psn_sub(r->psn, 1), XRXE_AETH_ACK_UNLIMITED);
-			goto out;
+			sr_send_now(qp);
+			return;
 		}
 		if (d > 0) {
 			/* class B: NAK the expected PSN once, then drop
@@ -1109,23 +1124,21 @@ void xrxe_tpi_resp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 				qp->info.seq_naks_sent++;
 				rsp_ack(qp, r->psn, XRXE_AETH_NAK_PSN_SEQ);
 			}
-			goto out;
+			return;
 		}
 		if (d < 0) {
 			resp_duplicate(qp, pkt, psn);
-			goto out;
+			return;
 		}
 		r->nak_sent = false;
 	} else if (!uc_check_psn(qp, pkt, psn)) {
 		return;
 	}
 	resp_execute(qp, pkt, psn);
-	if (qp->sr)
+	if (qp->sr) {
 		resp_replay(qp, psn);
-out:
-	/* send what is owed now (bounded: a long READ continues in poll) */
-	if (qp->type == IBV_QPT_RC)
-		xrxe_tpi_resp_drain(qp, XRXE_TP_MAX_PKT_PER_ACK);
+		sr_send_now(qp);
+	}
 }
 
 /* Selective repeat: the request at psn ran; run the held packets that are

@@ -61,9 +61,22 @@ static bool daemon_gone(struct xrxe_cq *cq)
  * Only the empty path makes this syscall; a poll that finds work never does. */
 #define XRXE_POLL_YIELD_EVERY 256
 
+/* Is this device's daemon runnable, not running, on the CPU we poll on (abi.h
+ * daemon_cpu, daemon_sleeping)? Then it is the one we wait for, and every
+ * empty poll only delays it: yield at once. Application and daemon of one
+ * host on one core then take turns without a wake-up between them. */
+static bool daemon_waits_here(const struct xrxe_cq *cq)
+{
+	const struct xrxe_dev_page *page = to_xctx(cq->cqx.context)->page;
+	uint32_t cpu = __atomic_load_n(&page->daemon_cpu, __ATOMIC_RELAXED);
+
+	return cpu && !__atomic_load_n(&page->daemon_sleeping, __ATOMIC_RELAXED) &&
+	       (int)cpu - 1 == sched_getcpu();
+}
+
 static void idle_poll(struct xrxe_cq *cq)
 {
-	if (++cq->empty_run % XRXE_POLL_YIELD_EVERY == 0)
+	if (++cq->empty_run % XRXE_POLL_YIELD_EVERY == 0 || daemon_waits_here(cq))
 		sched_yield();
 }
 

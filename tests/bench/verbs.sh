@@ -8,13 +8,25 @@
 # point; the absolute numbers depend on the machine and on what else runs.
 #
 # Placement (2 vCPUs; every xrxed busy-polls while it has work, perftest spins
-# on its CQ or buffer): see VERBS_CPUS below and docs/performance.md.
+# on its CQ or buffer): see VERBS_CPUS below and docs/performance.md. The
+# crossed default is the best case of a 2-core box; the same daemons then run
+# ib_write_bw, ib_send_bw 64 B and ib_write_lat "one core per host" (each
+# side's daemon and perftest on one CPU, as on a host or a 1-vCPU VM), with
+# the ratios to the crossed rows. Every bandwidth row gives the CPU seconds
+# per GB moved (both daemons and both perftest processes, from /proc and
+# wait4), and the 64 B rows are compared with the blaster at 62 B frames.
 #
 # Environment:
 #   BENCH_DURATION=S    seconds per bandwidth run and per blast (default 3)
 #   VERBS_LAT_ITERS=N   ib_write_lat iterations (default 20000)
 #   VERBS_CPUS="DA DB S C"  CPUs of xrxed A, xrxed B, the perftest server (in B)
-#                       and client (in A); "-" leaves one unpinned
+#                       and client (in A); "-" leaves one unpinned. The one-core
+#                       placement is "DA DB DB DA" (skipped if one is "-")
+#   VERBS_ONECORE=0     skip the one-core placement
+#   VERBS_REPEAT=N      run the perftest rows N times back to back (same
+#                       daemons, baselines once) and print the median of each
+#                       and its spread: the largest distance of a run from
+#                       the median, in % of the median (default 1)
 #   VERBS_NICE=N        nice value of both daemons (default -10; 0 = as started)
 #   VERBS_XRXED_OPTS="..."  extra xrxed options for both daemons, e.g.
 #                       "--rt-priority 10" or "--rexmit fixed"
@@ -31,6 +43,10 @@ LAT_ITERS=${VERBS_LAT_ITERS:-20000}
 # perftest process ("crossed"). Measured alternatives are in
 # docs/performance.md.
 read -r CPU_DA CPU_DB CPU_S CPU_C <<<"${VERBS_CPUS:-0 1 0 1}"
+CROSSED="$CPU_DA $CPU_DB $CPU_S $CPU_C"
+ONECORE="$CPU_DA $CPU_DB $CPU_DB $CPU_DA"
+[ "${VERBS_ONECORE:-1}" != 0 ] && [ "$CPU_DA" != - ] && [ "$CPU_DB" != - ] || ONECORE=
+REPEAT=${VERBS_REPEAT:-1}
 # The daemons run at a higher priority than perftest: when a frame or a WQE
 # is waiting they must get the core from a spinning perftest at once, and
 # when idle they give it back within 10 us (xrxed's spin policy).
@@ -83,17 +99,26 @@ netns_tmpdir tmp
 # --- raw AF_XDP limits and kernel TCP on the same pair (no daemon yet) ------
 # ns_bg, not ns_exec ... &: $! must be the probe itself, not a subshell that
 # a kill would leave the probe running behind (holding the queue).
-ns_bg "$NS_B" "$P" rx "$IF_B" --cpu 1 --spin --idle 1 --timeout $((DURATION + 20)) \
-	--rx-ring 8192 --ready-file "$tmp/ready" >"$tmp/rx" 2>&1
-rxpid=$NETNS_LAST_PID
-netns_wait_file "$tmp/ready" 5
-ns_exec "$NS_A" "$P" blast "$IF_A" --size 4200 --duration "$DURATION" --cpu 0 \
-	--addrs "$ADDRS" >"$tmp/tx" 2>&1
-wait "$rxpid"
-rm -f "$tmp/ready"
-RAW_FRAME=$(val gen_frame_len "$tmp/tx")
-RAW_MPPS=$(val rx_mpps "$tmp/rx")
-RAW_GBPS=$(val rx_gbps "$tmp/rx")
+# blast SIZE: A->B for DURATION s at SIZE-byte frames; the sender's and the
+# receiver's reports in $tmp/tx-SIZE and $tmp/rx-SIZE.
+blast() {
+	ns_bg "$NS_B" "$P" rx "$IF_B" --cpu 1 --spin --idle 1 --timeout $((DURATION + 20)) \
+		--rx-ring 8192 --ready-file "$tmp/ready" >"$tmp/rx-$1" 2>&1
+	local rxpid=$NETNS_LAST_PID
+	netns_wait_file "$tmp/ready" 5
+	ns_exec "$NS_A" "$P" blast "$IF_A" --size "$1" --duration "$DURATION" --cpu 0 \
+		--addrs "$ADDRS" >"$tmp/tx-$1" 2>&1
+	wait "$rxpid"
+	rm -f "$tmp/ready"
+}
+blast 4200
+RAW_FRAME=$(val gen_frame_len "$tmp/tx-4200")
+RAW_MPPS=$(val rx_mpps "$tmp/rx-4200")
+RAW_GBPS=$(val rx_gbps "$tmp/rx-4200")
+# the packet rate the 64 B rows are held against (62-byte frames)
+blast 64
+SMALL_FRAME=$(val gen_frame_len "$tmp/tx-64")
+SMALL_MPPS=$(val rx_mpps "$tmp/rx-64")
 
 ns_bg "$NS_B" "$P" pong "$IF_B" --spin --cpu 1 --timeout 30 \
 	--ready-file "$tmp/ready" >"$tmp/pong" 2>&1
@@ -134,27 +159,47 @@ if ! netns_wait_file "/run/xrxe/$IF_A.sock" 10 || ! netns_wait_file "/run/xrxe/$
 	exit 1
 fi
 
+DAEMON_A=$(pgrep -f "^$XRXED .*$IF_A\$" | head -n 1)
+DAEMON_B=$(pgrep -f "^$XRXED .*$IF_B\$" | head -n 1)
+# cpu_ticks PID: user + system time of PID so far, in clock ticks (0 if gone).
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+HZ=$(getconf CLK_TCK)
+TIME=
+[ -x /usr/bin/time ] && TIME=/usr/bin/time
+
 PORT=18900
-# perftest NAME SIZE ARGS...: server in B, client in A; the client's result
-# line ("#bytes #iterations ...") in $tmp/NAME-SIZE, empty on failure.
+# perftest NAME SIZE ARGS...: server in B on CPU_S, client in A on CPU_C; the
+# client's result line ("#bytes #iterations ...") in $tmp/NAME-SIZE, empty on
+# failure, and in $tmp/NAME-SIZE.cpu the CPU seconds of both daemons and both
+# perftest processes while it ran (n/a without /usr/bin/time).
 perftest() {
-	local name=$1 size=$2 i
+	local name=$1 size=$2 i a0 b0
 	shift 2
 	local out=$tmp/$name-$size
+	local -a TS=() TC=()
 	PORT=$((PORT + 1))
+	[ -n "$TIME" ] && TS=("$TIME" -o "$out.server.time" -f "%U %S")
+	[ -n "$TIME" ] && TC=("$TIME" -o "$out.client.time" -f "%U %S")
+	a0=$(cpu_ticks "$DAEMON_A")
+	b0=$(cpu_ticks "$DAEMON_B")
 	pin "$CPU_S"
-	ns_exec "$NS_B" timeout 60 "${PIN[@]}" "${RUN[@]}" "$name" -d "xrxe_$IF_B" -x 1 \
-		-s "$size" -F -p "$PORT" "$@" >"$out.server" 2>&1 &
+	"${TS[@]}" ip netns exec "$NS_B" timeout 60 "${PIN[@]}" "${RUN[@]}" "$name" \
+		-d "xrxe_$IF_B" -x 1 -s "$size" -F -p "$PORT" "$@" >"$out.server" 2>&1 &
 	local spid=$!
 	for i in $(seq 200); do
 		ns_exec "$NS_B" ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . && break
 		sleep 0.05
 	done
 	pin "$CPU_C"
-	ns_exec "$NS_A" timeout 60 "${PIN[@]}" "${RUN[@]}" "$name" -d "xrxe_$IF_A" -x 1 \
-		-s "$size" -F -p "$PORT" "$@" "$IP4_B" >"$out.client" 2>&1
+	"${TC[@]}" ip netns exec "$NS_A" timeout 60 "${PIN[@]}" "${RUN[@]}" "$name" \
+		-d "xrxe_$IF_A" -x 1 -s "$size" -F -p "$PORT" "$@" "$IP4_B" >"$out.client" 2>&1
 	wait "$spid"
 	grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$out.client" | tail -n 1 >"$out"
+	if [ -n "$TIME" ]; then
+		awk -v d="$(( $(cpu_ticks "$DAEMON_A") - a0 + $(cpu_ticks "$DAEMON_B") - b0 ))" \
+			-v hz="$HZ" '{ s += $1 + $2 } END { if (NR == 2) printf "%.3f\n", s + d / hz }' \
+			"$out.server.time" "$out.client.time" >"$out.cpu"
+	fi
 }
 # field FILE N: the Nth column of a result line, or n/a.
 field() {
@@ -163,31 +208,131 @@ field() {
 	echo "${v:-n/a}"
 }
 
-printf '%-34s %12s %10s\n' "perftest over xrxe (RC, -F)" "BW Gbit/s" "Mpps"
+# place "DA DB S C": move the daemons (all their threads) and set where the
+# perftest processes go.
+place() {
+	read -r CPU_DA CPU_DB CPU_S CPU_C <<<"$1"
+	[ "$CPU_DA" = - ] || taskset -a -p -c "$CPU_DA" "$DAEMON_A" >/dev/null
+	[ "$CPU_DB" = - ] || taskset -a -p -c "$CPU_DB" "$DAEMON_B" >/dev/null
+}
+
+# Results: $tmp/res/PLACEMENT/ROW holds one line per run: "Gbit/s Mpps CPU-s/GB"
+# for bandwidth rows, "typical p99" (us) for latency rows.
+mkdir -p "$tmp/res/crossed" "$tmp/res/onecore"
+# bw_row PLACEMENT NAME SIZE: one bandwidth run, appended to its results.
+bw_row() {
+	local f=$tmp/$2-$3 gb=n/a
+	perftest "$2" "$3" -D "$DURATION" --report_gbits
+	# CPU seconds per GB moved: #iterations x size bytes
+	if [ -s "$f.cpu" ] && [ -s "$f" ]; then
+		gb=$(awk -v c="$(cat "$f.cpu")" '{ b = $1 * $2 / 1e9; if (b > 0) printf "%.2f\n", c / b; else print "n/a" }' "$f")
+	fi
+	echo "$(field "$f" 4) $(field "$f" 5) $gb" >>"$tmp/res/$1/$2-$3"
+}
+lat_row() {
+	perftest ib_write_lat 64 -n "$LAT_ITERS"
+	echo "$(field "$tmp/ib_write_lat-64" 5) $(field "$tmp/ib_write_lat-64" 8)" \
+		>>"$tmp/res/$1/ib_write_lat-64"
+}
+
+for _ in $(seq "$REPEAT"); do
+	place "$CROSSED"
+	for t in ib_write_bw ib_read_bw ib_send_bw; do
+		for size in 64 4096 65536; do
+			bw_row crossed "$t" "$size"
+		done
+	done
+	lat_row crossed
+	[ -n "$ONECORE" ] || continue
+	place "$ONECORE"
+	for size in 64 4096 65536; do
+		bw_row onecore ib_write_bw "$size"
+	done
+	bw_row onecore ib_send_bw 64
+	lat_row onecore
+done
+
+# med PLACEMENT ROW COLUMN: the median of a column over the runs (n/a when a
+# run failed); spread PLACEMENT ROW COLUMN: the largest distance of a run
+# from it, in % of it.
+med() {
+	awk -v c="$3" '{ print $c }' "$tmp/res/$1/$2" 2>/dev/null | sort -g |
+		awk '!/^[0-9.]+$/ { bad = 1 } { v[NR] = $1 }
+		END { if (!NR || bad) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2];
+		      else printf "%.4g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+spread() {
+	local m
+	m=$(med "$@")
+	awk -v c="$3" -v m="$m" '$c !~ /^[0-9.]+$/ || m !~ /^[0-9.]+$/ || m + 0 == 0 { bad = 1; next }
+		{ d = ($c - m) / m; if (d < 0) d = -d; if (d > x) x = d }
+		END { if (bad || !NR) print "n/a"; else printf "%.1f\n", 100 * x }' "$tmp/res/$1/$2"
+}
+SP=
+[ "$REPEAT" -gt 1 ] && SP=$(printf '%9s' "spread %")
+# bw_print PLACEMENT ROW LABEL
+bw_print() {
+	printf '%-34s %12s %10s %9s' "  $3" "$(med "$1" "$2" 1)" "$(med "$1" "$2" 2)" "$(med "$1" "$2" 3)"
+	[ -n "$SP" ] && printf ' %8s' "$(spread "$1" "$2" 1)"
+	echo
+}
+
+[ "$REPEAT" -gt 1 ] && echo "perftest rows: median of $REPEAT runs back to back (same daemons)"
+printf '%-34s %12s %10s %9s%s\n' "perftest over xrxe (RC, -F)" "BW Gbit/s" "Mpps" "CPU s/GB" "$SP"
 for t in ib_write_bw ib_read_bw ib_send_bw; do
 	for size in 64 4096 65536; do
-		perftest "$t" "$size" -D "$DURATION" --report_gbits
-		printf '%-34s %12s %10s\n' "  $t -s $size" \
-			"$(field "$tmp/$t-$size" 4)" "$(field "$tmp/$t-$size" 5)"
+		bw_print crossed "$t-$size" "$t -s $size"
 	done
 done
-perftest ib_write_lat 64 -n "$LAT_ITERS"
-LAT_TYP=$(field "$tmp/ib_write_lat-64" 5)
-LAT_P99=$(field "$tmp/ib_write_lat-64" 8)
-printf '\n%-34s %12s %10s\n' "latency (one way = RTT/2)" "typical us" "p99 us"
-printf '%-34s %12s %10s\n' "  ib_write_lat -s 64 -n $LAT_ITERS" "$LAT_TYP" "$LAT_P99"
+if [ -n "$ONECORE" ]; then
+	echo "one core per host: xrxed A + client cpu $CPU_DA, xrxed B + server cpu $CPU_DB"
+	for size in 64 4096 65536; do
+		bw_print onecore "ib_write_bw-$size" "ib_write_bw -s $size"
+	done
+	bw_print onecore ib_send_bw-64 "ib_send_bw -s 64"
+fi
+
+LAT_TYP=$(med crossed ib_write_lat-64 1)
+LAT_P99=$(med crossed ib_write_lat-64 2)
+printf '\n%-34s %12s %10s%s\n' "latency (one way = RTT/2)" "typical us" "p99 us" "$SP"
+printf '%-34s %12s %10s' "  ib_write_lat -s 64 -n $LAT_ITERS" "$LAT_TYP" "$LAT_P99"
+[ -n "$SP" ] && printf ' %18s' "$(spread crossed ib_write_lat-64 1)"
+echo
+if [ -n "$ONECORE" ]; then
+	printf '%-34s %12s %10s' "  the same, one core per host" "$(med onecore ib_write_lat-64 1)" \
+		"$(med onecore ib_write_lat-64 2)"
+	[ -n "$SP" ] && printf ' %18s' "$(spread onecore ib_write_lat-64 1)"
+	echo
+fi
 printf '%-34s %12s %10s\n' "  raw AF_XDP ${PING_FRAME:-?} B, half RTT" "$HALF_P50" "$HALF_P99"
 
-WRITE64K=$(field "$tmp/ib_write_bw-65536" 4)
+WRITE64K=$(med crossed ib_write_bw-65536 1)
 printf '\n%-34s %12s %10s\n' "raw AF_XDP and kernel baselines" "Gbit/s" "Mpps"
 printf '%-34s %12s %10s\n' "  blast A->B, ${RAW_FRAME:-?} B frames" "${RAW_GBPS:-n/a}" "${RAW_MPPS:-n/a}"
+printf '%-34s %12s %10s\n' "  blast A->B, ${SMALL_FRAME:-?} B frames" "" "${SMALL_MPPS:-n/a}"
 printf '%-34s %12s\n' "  iperf3 TCP, 1 stream" "$TCP"
 
 r_bw=$(ratio "$WRITE64K" "${RAW_GBPS:-}" 100)
 r_lat=$(ratio "$LAT_TYP" "$HALF_P50")
 printf '\n%-58s %8s %8s\n' "ratios (same run)" "value" "target"
 printf '%-58s %7s%% %8s\n' "  64 KiB ib_write_bw / raw AF_XDP byte rate (4198 B frames)" "$r_bw" ">= 70%"
+printf '%-58s %7s%% %8s\n' "  64 B ib_write_bw / raw AF_XDP packet rate (62 B frames)" \
+	"$(ratio "$(med crossed ib_write_bw-64 2)" "${SMALL_MPPS:-}" 100)" ">= 80%"
+printf '%-58s %7s%% %8s\n' "  64 B ib_send_bw / raw AF_XDP packet rate (62 B frames)" \
+	"$(ratio "$(med crossed ib_send_bw-64 2)" "${SMALL_MPPS:-}" 100)" ">= 60%"
 printf '%-58s %7sx %8s\n' "  ib_write_lat 64 B typical / raw AF_XDP half RTT 64 B" "$r_lat" "<= 3x"
 printf '%-58s %7sx\n' "  ib_write_lat 64 B p99 / raw AF_XDP half RTT p99" "$(ratio "$LAT_P99" "$HALF_P99")"
 printf '%-58s %7s%%\n' "  64 KiB ib_write_bw / kernel TCP" "$(ratio "$WRITE64K" "$TCP" 100)"
+if [ -n "$ONECORE" ]; then
+	for size in 64 4096 65536; do
+		printf '%-58s %7s%% %8s\n' "  one core / crossed: ib_write_bw -s $size" \
+			"$(ratio "$(med onecore "ib_write_bw-$size" 1)" "$(med crossed "ib_write_bw-$size" 1)" 100)" \
+			">= $([ "$size" = 65536 ] && echo 85 || echo 50)%"
+	done
+	printf '%-58s %7s%%\n' "  one core / crossed: ib_send_bw -s 64" \
+		"$(ratio "$(med onecore ib_send_bw-64 1)" "$(med crossed ib_send_bw-64 1)" 100)"
+	printf '%-58s %7sx %8s\n' "  one core / crossed: ib_write_lat typical" \
+		"$(ratio "$(med onecore ib_write_lat-64 1)" "$LAT_TYP")" "<= 1.3x"
+fi
+read -r CPU_DA CPU_DB CPU_S CPU_C <<<"$CROSSED"
 echo "placement: xrxed A cpu $CPU_DA, xrxed B cpu $CPU_DB (nice $NICE), perftest server (B) cpu $CPU_S, client (A) cpu $CPU_C; raw probes: sender cpu 0, receiver cpu 1"

@@ -4,7 +4,7 @@
  * completions on both sides, RNR and transport retries with their timing,
  * flushes, unsignalled WRs, CQ overrun, duplicate READ and atomic replay,
  * SEND_WITH_INV, fences, rd_atomic depth, the 128-PSN window, AckReq
- * placement and the UDP source port.
+ * placement, ACKs coalesced per receive burst and the UDP source port.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -1119,6 +1119,53 @@ Test(transport_rc, ackreq_every_64_and_window)
 	cr_assert_eq(e.p.h.opcode_count[0][XRXE_OPCODE(RC, RDMA_WRITE_FIRST)] +
 			     e.p.h.opcode_count[0][XRXE_OPCODE(RC, RDMA_WRITE_MIDDLE)],
 		     128);
+	xrxe_tph_pair_fini(&e.p);
+}
+
+/* The ACKs one receive burst owes go out as one, for its newest PSN (resp.c):
+ * 32 single-packet WRITEs, each with AckReq, reach the responder in one
+ * burst (the harness delivers what is queued, then polls) and get one ACK,
+ * which completes all 32; in-order data, nothing lost or duplicated. Then a
+ * burst of SENDs, each consuming a receive WQE, the same. */
+Test(transport_rc, acks_coalesce_per_burst)
+{
+	struct env e;
+	struct ibv_wc wc[64];
+	unsigned i;
+	int n;
+
+	env_init(&e, NULL, true);
+	for (i = 0; i < 32; i++)
+		cr_assert_eq(post(&e, i, IBV_WR_RDMA_WRITE, 0, i * 64, 64,
+				  (uintptr_t)bbuf + i * 64, e.lkb), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, SEC));
+	cr_assert_eq(e.p.h.opcode_count[0][XRXE_OPCODE(RC, RDMA_WRITE_ONLY)], 32);
+	cr_assert_eq(e.p.h.opcode_count[1][XRXE_OPCODE(RC, ACKNOWLEDGE)], 1,
+		     "one ACK for the burst, not %" PRIu64,
+		     e.p.h.opcode_count[1][XRXE_OPCODE(RC, ACKNOWLEDGE)]);
+	n = poll_all(e.p.ca, wc);
+	cr_assert_eq(n, 32);
+	for (i = 0; i < 32; i++) {
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc[i].wr_id, i, "completions in order");
+	}
+	cr_assert(!memcmp(abuf, bbuf, 32 * 64), "every WRITE landed");
+
+	for (i = 0; i < 16; i++)
+		cr_assert_eq(recv_b(&e, 100 + i, 4096 + i * 64, 64), 0);
+	for (i = 0; i < 16; i++)
+		cr_assert_eq(post(&e, 200 + i, IBV_WR_SEND, 0, 8192 + i * 64, 64, 0, 0), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, SEC));
+	cr_assert_eq(e.p.h.opcode_count[1][XRXE_OPCODE(RC, ACKNOWLEDGE)], 2);
+	cr_assert_eq(poll_all(e.p.ca, wc), 16);
+	n = poll_all(e.p.cb, wc);
+	cr_assert_eq(n, 16);
+	for (i = 0; i < 16; i++) {
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc[i].wr_id, 100 + i);
+		cr_assert_eq(wc[i].byte_len, 64);
+	}
+	cr_assert(!memcmp(abuf + 8192, bbuf + 4096, 16 * 64), "every SEND landed in order");
 	xrxe_tph_pair_fini(&e.p);
 }
 

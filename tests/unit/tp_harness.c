@@ -930,6 +930,7 @@ int xrxe_tph_inject(struct xrxe_tph *h, int to, const struct xrxe_pkt_spec *spec
 	if (xrxe_parse(buf, (size_t)len, 0, &pkt) != XRXE_PARSE_OK)
 		return -EINVAL;
 	xrxe_tp_rx(h->side[to].tp, &pkt, h->now);
+	xrxe_tp_poll(h->side[to].tp, h->now);
 	return 0;
 }
 

@@ -217,7 +217,9 @@ bool xrxe_tph_run(struct xrxe_tph *h, uint64_t max_ns);
 /* Only deliver what is queued right now, poll once; no time advance. */
 void xrxe_tph_step(struct xrxe_tph *h);
 
-/* Inject a frame built from spec straight into side `to` (parsed first). */
+/* Inject a frame built from spec straight into side `to` (parsed first), then
+ * poll that side once, as the daemon serves its QPs after each receive burst:
+ * what the frame owes (ACK, NAK, READ response) is sent. */
 int xrxe_tph_inject(struct xrxe_tph *h, int to, const struct xrxe_pkt_spec *spec);
 /* Fill a spec for a packet from side `from` to QPN dest_qp (addresses, ports). */
 void xrxe_tph_spec(const struct xrxe_tph *h, int from, uint32_t dest_qp,
