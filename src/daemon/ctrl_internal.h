@@ -270,10 +270,13 @@ VERBS_OP(create_xrc_tgt);
 VERBS_OP(open_qp);
 VERBS_OP(odp_open);
 VERBS_OP(import); /* ctrl_import.c */
+VERBS_OP(create_tm_srq); /* ctrl_tm.c */
+VERBS_OP(srq_op);
 #undef VERBS_OP
-/* CREATE_SRQ and CREATE_XRC_SRQ (xrcdn 0 and cq NULL: a basic SRQ) */
+/* CREATE_SRQ, CREATE_XRC_SRQ and CREATE_TM_SRQ (xrcdn 0, tm_tags 0 and cq
+ * NULL: a basic SRQ; tm_tags: a TM SRQ's list size, cq its CQ) */
 int xrxe_ctrli_srq_create(struct conn *c, const struct xrxe_ctrl_srq *q, uint32_t xrcdn,
-			  struct xrxe_tp_cq *cq, int *fds, struct reply *r);
+			  uint32_t tm_tags, struct xrxe_tp_cq *cq, int *fds, struct reply *r);
 /* ctrl_xrc.c: an XRC domain's open, a target QP's handle go */
 int xrxe_ctrli_destroy_xrcd(struct obj_xrcd *o);
 int xrxe_ctrli_xrc_tgt_put(struct obj_qp *qp);
