@@ -252,7 +252,10 @@ _Static_assert(sizeof(struct xrxe_recv_wqe) == 16, "recv wqe header size");
 struct xrxe_cqe {
 	struct ibv_wc wc;
 	uint64_t timestamp_ns; /* CLOCK_MONOTONIC (ns) when the daemon wrote it */
-	uint64_t rsvd;
+	/* Tag matching (IBV_WC_TM_* opcodes): ibv_wc_tm_info.tag (the TMH's
+	 * tag of a matched receive); its priv (the TMH's app_ctx) is in
+	 * wc.imm_data, which TM receives do not use otherwise. 0 else. */
+	uint64_t tm_tag;
 };
 _Static_assert(sizeof(struct ibv_wc) == 48, "ibv_wc layout of rdma-core 44");
 _Static_assert(sizeof(struct xrxe_cqe) == 64, "cqe size");
@@ -378,6 +381,8 @@ enum xrxe_ctrl_op {
 	XRXE_CTRL_CREATE_RWQ_IND_TBL,
 	XRXE_CTRL_DESTROY_RWQ_IND_TBL,
 	XRXE_CTRL_CREATE_RSS_QP,
+	XRXE_CTRL_CREATE_TM_SRQ, /* tag matching (below) */
+	XRXE_CTRL_SRQ_OP,
 	XRXE_CTRL_OP_COUNT,
 };
 
@@ -654,6 +659,41 @@ struct xrxe_ctrl_xrc_qp {
 	struct xrxe_ctrl_hdr hdr;
 	uint32_t xrcd;
 	uint32_t qpn;
+};
+
+/* Tag matching (docs/architecture.md "Tag matching").
+ * CREATE_TM_SRQ (ibv_create_srq_ex, IBV_SRQT_TM): an SRQ (srq.pd, srq.attr
+ * as CREATE_SRQ) with a list of max_num_tags tagged buffers (1..1024, else
+ * -EINVAL) whose operations complete into cq; reply and fd as CREATE_SRQ.
+ * SRQ_OP (ibv_post_srq_ops, one struct ibv_ops_wr): op is enum
+ * ibv_ops_wr_opcode; ADD (tag, mask, recv_wr_id, one sge) replies with the
+ * entry's handle, DEL names one, SYNC (and flags IBV_OPS_TM_SYNC) reports
+ * unexp_cnt. The completion (IBV_OPS_SIGNALED) goes to the SRQ's CQ:
+ * IBV_WC_TM_ADD/DEL/SYNC with wr_id, IBV_WC_TM_ERR status for a DEL of no
+ * entry, IBV_WC_TM_SYNC_REQ when an ADD waits for a sync. -ENOSPC: the list
+ * is full; -EINVAL: a bad op (nothing completes). */
+struct xrxe_ctrl_create_tm_srq {
+	struct xrxe_ctrl_srq srq;
+	uint32_t cq;
+	uint32_t max_num_tags;
+};
+struct xrxe_ctrl_srq_op {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t srq;
+	uint32_t op;    /* enum ibv_ops_wr_opcode */
+	uint32_t flags; /* enum ibv_ops_flags */
+	uint32_t unexp_cnt;
+	uint32_t handle; /* DEL */
+	uint32_t num_sge; /* ADD: 0 or 1 */
+	uint64_t wr_id;
+	uint64_t recv_wr_id;
+	uint64_t tag, mask;
+	struct xrxe_sge sge;
+};
+struct xrxe_ctrl_srq_op_reply {
+	struct xrxe_ctrl_hdr hdr;
+	uint32_t handle; /* ADD */
+	uint32_t pad;
 };
 
 /* ATTACH_MCAST / DETACH_MCAST (UD QPs; gid a multicast GID, IPv6 ff00::/8 or

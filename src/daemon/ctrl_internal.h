@@ -291,6 +291,8 @@ VERBS_OP(destroy_wq);
 VERBS_OP(create_rwq_ind_tbl);
 VERBS_OP(destroy_rwq_ind_tbl);
 VERBS_OP(create_rss_qp);
+VERBS_OP(create_tm_srq); /* ctrl_tm.c */
+VERBS_OP(srq_op);
 #undef VERBS_OP
 /* ctrl_raw.c: raw packet QPs. 0 when the peer may create one (CAP_NET_RAW),
  * else -EPERM; a flow, a WQ, an indirection table go; an RSS QP lets go of
@@ -300,9 +302,10 @@ int xrxe_ctrli_destroy_flow(struct obj *o);
 int xrxe_ctrli_destroy_wq(struct obj *o);
 int xrxe_ctrli_destroy_rwq_ind_tbl(struct obj *o);
 void xrxe_ctrli_rss_qp_gone(struct obj_qp *qp);
-/* CREATE_SRQ and CREATE_XRC_SRQ (xrcdn 0 and cq NULL: a basic SRQ) */
+/* CREATE_SRQ, CREATE_XRC_SRQ and CREATE_TM_SRQ (xrcdn 0, tm_tags 0 and cq
+ * NULL: a basic SRQ; tm_tags: a TM SRQ's list size, cq its CQ) */
 int xrxe_ctrli_srq_create(struct conn *c, const struct xrxe_ctrl_srq *q, uint32_t xrcdn,
-			  struct xrxe_tp_cq *cq, int *fds, struct reply *r);
+			  uint32_t tm_tags, struct xrxe_tp_cq *cq, int *fds, struct reply *r);
 /* ctrl_xrc.c: an XRC domain's open, a target QP's handle go */
 int xrxe_ctrli_destroy_xrcd(struct obj_xrcd *o);
 int xrxe_ctrli_xrc_tgt_put(struct obj_qp *qp);

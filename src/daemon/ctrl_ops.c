@@ -40,11 +40,11 @@ static void srq_reply(struct reply *r, const struct obj_srq *q)
 
 int xrxe_ctrli_op_create_srq(struct conn *c, const void *req, int *fds, struct reply *r)
 {
-	return xrxe_ctrli_srq_create(c, req, 0, NULL, fds, r);
+	return xrxe_ctrli_srq_create(c, req, 0, 0, NULL, fds, r);
 }
 
 int xrxe_ctrli_srq_create(struct conn *c, const struct xrxe_ctrl_srq *q, uint32_t xrcdn,
-			  struct xrxe_tp_cq *cq, int *fds, struct reply *r)
+			  uint32_t tm_tags, struct xrxe_tp_cq *cq, int *fds, struct reply *r)
 {
 	struct obj_pd *pd;
 	struct obj_srq *srq;
@@ -77,6 +77,10 @@ int xrxe_ctrli_srq_create(struct conn *c, const struct xrxe_ctrl_srq *q, uint32_
 		err = xrxe_tp_srq_create_xrc(c->ctrl->cfg.tp, pd->pdn, xrcdn, cq,
 					     xrxe_shm_ring(&srq->ring), nslots, max_sge, &srq->o,
 					     &srq->srq);
+	else if (tm_tags)
+		err = xrxe_tp_srq_create_tm(c->ctrl->cfg.tp, pd->pdn, cq, tm_tags,
+					    xrxe_shm_ring(&srq->ring), nslots, max_sge, &srq->o,
+					    &srq->srq);
 	else
 		err = xrxe_tp_srq_create(c->ctrl->cfg.tp, pd->pdn, xrxe_shm_ring(&srq->ring),
 					 nslots, max_sge, &srq->o, &srq->srq);
@@ -386,5 +390,10 @@ const struct op_desc xrxe_ctrli_ops[XRXE_CTRL_OP_COUNT] = {
 				xrxe_ctrli_op_open_qp },	/* ibv_import_pd / _mr (ctrl_import.c) */
 	[XRXE_CTRL_IMPORT] = { "import", sizeof(struct xrxe_ctrl_import), 0, false,
 			       xrxe_ctrli_op_import },
+	/* tag matching (ctrl_tm.c) */
+	[XRXE_CTRL_CREATE_TM_SRQ] = { "create_tm_srq", sizeof(struct xrxe_ctrl_create_tm_srq), 0,
+				      false, xrxe_ctrli_op_create_tm_srq },
+	[XRXE_CTRL_SRQ_OP] = { "srq_op", sizeof(struct xrxe_ctrl_srq_op), 0, false,
+			       xrxe_ctrli_op_srq_op },
 };
 

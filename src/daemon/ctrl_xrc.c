@@ -163,7 +163,7 @@ int xrxe_ctrli_op_create_xrc_srq(struct conn *c, const void *req, int *fds, stru
 		return -EBADF;
 	/* the ring and the SRQ as CREATE_SRQ makes them (ctrl_ops.c), in the
 	 * domain and with the CQ */
-	return xrxe_ctrli_srq_create(c, &q->srq, x->xrcd->xrcdn, cq->cq, fds, r);
+	return xrxe_ctrli_srq_create(c, &q->srq, x->xrcd->xrcdn, 0, cq->cq, fds, r);
 }
 
 /* --- target QPs ---------------------------------------------------------- */

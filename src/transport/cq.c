@@ -205,6 +205,12 @@ static void cq_notify(struct xrxe_tp_cq *cq, bool solicited)
 
 int xrxe_tpi_cq_post(struct xrxe_tp_cq *cq, const struct ibv_wc *wc, bool solicited)
 {
+	return xrxe_tpi_cq_post_tm(cq, wc, solicited, 0);
+}
+
+int xrxe_tpi_cq_post_tm(struct xrxe_tp_cq *cq, const struct ibv_wc *wc, bool solicited,
+			uint64_t tag)
+{
 	struct xrxe_ring *ring = cq->ring;
 	uint32_t cons, slot;
 	struct xrxe_cqe *cqe;
@@ -228,7 +234,7 @@ int xrxe_tpi_cq_post(struct xrxe_tp_cq *cq, const struct ibv_wc *wc, bool solici
 	cqe = xrxe_ring_slot(ring, slot, cq->mask, cq->log2);
 	memcpy(&cqe->wc, wc, sizeof(*wc));
 	cqe->timestamp_ns = cq->tp->now;
-	cqe->rsvd = 0;
+	cqe->tm_tag = tag;
 	cq->prod++;
 	/* Release: the CQE bytes (and the data the completion reports, e.g.
 	 * READ payload or received SEND data written before this call) are

@@ -374,7 +374,7 @@ static void complete_rwqe(struct xrxe_tp_qp *qp, struct ibv_wc *wc, bool solicit
 		qp->rq_cons++;
 		xrxe_ring_publish_consumer(qp->rq, qp->rq_cons, qp->rq_mask);
 	}
-	if (xrxe_tpi_cq_post(qp->recv_cq, wc, solicited))
+	if (xrxe_tpi_tm_cq_post(qp, wc, solicited)) /* tag matching's opcodes (tm_srq.c) */
 		xrxe_tpi_qp_cq_overrun(qp); /* docs/facts/rxe.md §2.3 class G: recv CQ full */
 	else if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR)
 		xrxe_tpi_qp_error(qp);
@@ -496,10 +496,19 @@ static void resp_send(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_
 	struct xrxe_tpi_pkt_src c = { .pkt = pkt, .off = 0 };
 	int err;
 
-	if (!r->have_rwqe && !resp_take_rwqe(qp, psn, fl))
+	/* A TM SRQ matches the message's TMH first (tm_srq.c) */
+	if (!r->have_rwqe && (fl & XRXE_OPF_FIRST) && qp->srq && qp->srq->tm)
+		xrxe_tpi_tm_recv(qp, pkt);
+	if (!r->have_rwqe && !resp_take_rwqe(qp, psn, fl)) {
+		xrxe_tpi_tm_unwind(qp);
 		return;
+	}
 	if (fl & XRXE_OPF_FIRST)
 		r->rcv_off = 0;
+	if (r->tm.verdict) {
+		c.off = xrxe_tpi_tm_skip(qp, pl); /* the TMH is not data */
+		pl -= c.off;
+	}
 	if (pl) {
 		if (pl > r->rwqe_len - r->rcv_off) {
 			/* message longer than the receive buffers: local

@@ -85,6 +85,7 @@ int xrxe_tp_srq_destroy(struct xrxe_tp *tp, struct xrxe_tp_srq *srq)
 		return -EBUSY; /* as ibv_destroy_srq with QPs attached */
 	if (srq->xrcdn)
 		xrxe_tpi_xrc_srq_release(srq);
+	xrxe_tpi_tm_srq_free(srq); /* a TM SRQ's list and CQ (tm_srq.c) */
 	for (pp = &tp->srqs; *pp; pp = &(*pp)->next) {
 		if (*pp == srq) {
 			*pp = srq->next;

@@ -6,8 +6,9 @@
  * A message sent to a TM SRQ starts with a struct ibv_tmh (opcode, reserved
  * bytes that must be zero, app_ctx, tag; big-endian), for RNDV followed by a
  * struct ibv_rvh (the sender's va, rkey, length). It is hostile input: the
- * parser reads only what the payload holds and refuses a short header, set
- * reserved bytes and unknown opcodes (the message is then a plain receive).
+ * parser reads only what the payload holds and refuses a short header and
+ * unknown opcodes (the message is then a plain receive); the reserved
+ * bytes are ignored, as devices ignore them.
  *
  * Matching (TAG_ADD's man page): an entry matches when TMH.tag & entry.mask
  * == entry.tag; of the matching entries the one added first wins (the order
@@ -53,8 +54,8 @@ int xrxe_tm_parse(const uint8_t *p, uint32_t len, struct xrxe_tm_hdr *h)
 	memset(h, 0, sizeof(*h));
 	if (!p || len < XRXE_TM_TMH_LEN)
 		return -EINVAL;
-	if (p[1] | p[2] | p[3]) /* reserved: "must be zero" */
-		return -EINVAL;
+	/* p[1..3] are reserved: ignored, as devices do (a sender that leaves
+	 * them dirty, as rdma-core's own test does, still matches) */
 	h->op = p[0];
 	h->app_ctx = be32_at(p + 4);
 	h->tag = be64_at(p + 8);

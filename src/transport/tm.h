@@ -2,8 +2,8 @@
 /*
  * Tag matching (rdma-core's TM SRQs: ibv_create_srq_ex with IBV_SRQT_TM,
  * ibv_post_srq_ops, <infiniband/tm_types.h>): the matching core, sans-I/O.
- * tm.c has the rules. Not yet wired to an SRQ (issue 17, docs/architecture.md
- * "Tag matching").
+ * tm.c has the rules; tm_srq.c wires it to an SRQ, its CQ and the responder
+ * (issue 17, docs/architecture.md "Tag matching").
  */
 #ifndef XRXE_TRANSPORT_TM_H
 #define XRXE_TRANSPORT_TM_H
@@ -33,8 +33,8 @@ struct xrxe_tm_hdr {
 };
 
 /* The TMH (and for RNDV the RVH after it) at the start of a message's first
- * payload of len bytes: 0, or -EINVAL when it is too short, a reserved byte
- * is set or the opcode is unknown. Reads nothing beyond len. */
+ * payload of len bytes: 0, or -EINVAL when it is too short or the opcode
+ * is unknown (reserved bytes are ignored). Reads nothing beyond len. */
 int xrxe_tm_parse(const uint8_t *p, uint32_t len, struct xrxe_tm_hdr *h);
 
 /* One tagged buffer (TAG_ADD) */

@@ -170,7 +170,8 @@ struct xrxe_tp_srq {
 	void *user;
 	/* XRC SRQs only (xrc.c): domain (0: a basic SRQ), number, CQ */
 	uint32_t xrcdn, srqn;
-	struct xrxe_tp_cq *cq;
+	struct xrxe_tp_cq *cq;    /* also a TM SRQ's: its list operations complete there */
+	struct xrxe_tm_list *tm;  /* TM SRQs (tm_srq.c): the tagged buffers; NULL else */
 };
 
 /* ---------------------------------------------------------------------------
@@ -290,6 +291,16 @@ struct tp_comp {
 	uint32_t slack_acc;   /* PSNs acknowledged since slack last changed */
 };
 
+/* The message in progress at a TM SRQ (tm_srq.c): what matching decided at
+ * its first packet. verdict is an enum xrxe_tm_verdict (tm.h); PLAIN (0)
+ * when there is no tag-matched message in progress. */
+struct tp_tm_rx {
+	uint8_t verdict;
+	bool first;    /* the first packet's TMH (and RVH) is still to be skipped */
+	uint32_t priv; /* TMH app_ctx */
+	uint64_t tag;
+};
+
 struct tp_resp {
 	uint32_t psn;   /* expected PSN */
 	uint32_t msn;
@@ -305,6 +316,7 @@ struct tp_resp {
 	uint32_t rwqe_len;  /* sum of SGE lengths */
 	uint32_t rcv_off;   /* bytes placed so far */
 	struct xrxe_sge *rsge; /* max_recv_sge entries */
+	struct tp_tm_rx tm;    /* tag matching (TM SRQs only) */
 	/* WRITE in progress */
 	uint32_t w_rkey;
 	uint64_t w_va;
@@ -619,6 +631,9 @@ void xrxe_tpi_piece_from_buf(void *arg, uint8_t *host, uint32_t n);
 
 /* cq.c: write one CQE; -EOVERFLOW when the CQ is (or was) full. */
 int xrxe_tpi_cq_post(struct xrxe_tp_cq *cq, const struct ibv_wc *wc, bool solicited);
+/* As xrxe_tpi_cq_post, with a tag matching completion's tag (xrxe_cqe.tm_tag) */
+int xrxe_tpi_cq_post_tm(struct xrxe_tp_cq *cq, const struct ibv_wc *wc, bool solicited,
+			uint64_t tag);
 /* cq.c: remove the unpolled CQEs of QP qpn (modify to RESET), keeping the
  * others in order. */
 void xrxe_tpi_cq_purge_qp(struct xrxe_tp_cq *cq, uint32_t qpn);
@@ -801,6 +816,18 @@ static inline bool xrxe_tpi_sr_read_tracked(const struct tp_swqe *w)
  * consumer and raise the limit event if it is armed and the count fell
  * below it (IBA 11.5.2.4). */
 void xrxe_tpi_srq_taken(struct xrxe_tp_srq *srq);
+
+/* tm_srq.c: tag matching at a TM SRQ (docs/architecture.md "Tag matching").
+ * resp.c calls these around a SEND's receive WQE: tm_recv at the first
+ * packet (a match takes a tagged buffer as the receive WQE), tm_unwind
+ * when no WQE could be taken after all (RNR: the message comes again and is
+ * matched again), tm_skip per packet (payload bytes not placed: the TMH),
+ * tm_cq_post to complete (TM opcode, flags and tag when matching decided). */
+void xrxe_tpi_tm_recv(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt);
+void xrxe_tpi_tm_unwind(struct xrxe_tp_qp *qp);
+uint32_t xrxe_tpi_tm_skip(struct xrxe_tp_qp *qp, uint32_t pl);
+int xrxe_tpi_tm_cq_post(struct xrxe_tp_qp *qp, struct ibv_wc *wc, bool solicited);
+void xrxe_tpi_tm_srq_free(struct xrxe_tp_srq *srq);
 
 /* mcast.c: a UD request to QPN 0xFFFFFF; delivers a copy to every QP
  * attached to the destination group. */

@@ -227,6 +227,18 @@ int xrxe_tp_srq_create(struct xrxe_tp *tp, uint32_t pdn, struct xrxe_ring *ring,
 int xrxe_tp_srq_modify(struct xrxe_tp *tp, struct xrxe_tp_srq *srq, const struct ibv_srq_attr *attr,
 		       int attr_mask);
 void xrxe_tp_srq_query(const struct xrxe_tp_srq *srq, struct ibv_srq_attr *attr);
+/* A tag matching SRQ (IBV_SRQT_TM; tm_srq.c): as xrxe_tp_srq_create, with
+ * a list of max_tags tagged buffers (1..XRXE_TP_TM_MAX_TAGS) whose operations
+ * complete into cq. -EINVAL: a bad size or no CQ. */
+#define XRXE_TP_TM_MAX_TAGS 1024u /* == tm.h XRXE_TM_MAX_TAGS */
+int xrxe_tp_srq_create_tm(struct xrxe_tp *tp, uint32_t pdn, struct xrxe_tp_cq *cq,
+			  uint32_t max_tags, struct xrxe_ring *ring, uint32_t nslots,
+			  uint32_t max_sge, void *user, struct xrxe_tp_srq **out);
+/* ibv_post_srq_ops' one operation (abi.h XRXE_CTRL_SRQ_OP, from the
+ * application: checked here): 0 and, for an ADD, *handle; -EINVAL (not a
+ * TM SRQ, bad opcode or scatter list), -ENOSPC (the list is full). */
+int xrxe_tp_srq_op(struct xrxe_tp *tp, struct xrxe_tp_srq *srq,
+		   const struct xrxe_ctrl_srq_op *op, uint32_t *handle);
 /* -EBUSY while a QP uses it. */
 int xrxe_tp_srq_destroy(struct xrxe_tp *tp, struct xrxe_tp_srq *srq);
 

@@ -279,6 +279,7 @@ void xrxe_context_setup(struct xrxe_context *ctx, struct ibv_device *device, int
 	ctx->vctx.dealloc_td = xrxe_dealloc_td_op;
 	ctx->vctx.alloc_parent_domain = xrxe_alloc_parent_domain_op;
 	xrxe_xrc_install(&ctx->vctx); /* XRC domains, SRQs, open_qp (verbs/xrc.c) */
+	xrxe_tm_install(&ctx->vctx);  /* ibv_post_srq_ops (verbs/tm.c) */
 	ctx->vctx.advise_mr = xrxe_advise_mr_op; /* on-demand paging (odp.c) */
 	xrxe_flow_install(&ctx->vctx); /* raw packet QPs' flows (verbs/flow.c) */
 	xrxe_rss_install(&ctx->vctx); /* WQs, indirection tables (verbs/raw.c) */

@@ -26,7 +26,7 @@
 	(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |               \
 	 IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |                     \
 	 IBV_WC_EX_WITH_DLID_PATH_BITS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |                 \
-	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK | IBV_WC_EX_WITH_TM_INFO)
 
 static inline const struct xrxe_cqe *cqe_at(const struct xrxe_cq *cq, uint32_t idx)
 {
@@ -252,10 +252,16 @@ static uint32_t cqx_read_flow_tag(struct ibv_cq_ex *c)
 	return 0;
 }
 
+/* Tag matching completions (abi.h xrxe_cqe.tm_tag): the tag, and the TMH's
+ * app_ctx that the daemon puts in imm_data of IBV_WC_TM_* completions */
 static void cqx_read_tm_info(struct ibv_cq_ex *c, struct ibv_wc_tm_info *tm)
 {
-	(void)c;
+	const struct xrxe_cqe *e = cqx_to_xcq(c)->cur;
+
 	memset(tm, 0, sizeof(*tm));
+	tm->tag = e->tm_tag;
+	if (e->wc.opcode >= IBV_WC_TM_ADD && e->wc.opcode <= IBV_WC_TM_NO_TAG)
+		tm->priv = e->wc.imm_data;
 }
 
 /* --- create / destroy / resize -------------------------------------------------- */

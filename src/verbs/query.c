@@ -101,6 +101,7 @@ int xrxe_query_device_ex_op(struct ibv_context *context, const struct ibv_query_
 	 * go through the same memory access points. */
 	ex.xrc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
 			  IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+	xrxe_tm_caps(&ex.tm_caps); /* tag matching (verbs/tm.c) */
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
 	if (attr_size > sizeof(ex))
 		memset((char *)attr + sizeof(ex), 0, attr_size - sizeof(ex));

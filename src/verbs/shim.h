@@ -400,6 +400,13 @@ struct ibv_qp *xrxe_create_qp_ex_op(struct ibv_context *context, struct ibv_qp_i
 /* XRC (verbs/xrc.c) */
 struct ibv_srq *xrxe_srq_create(struct ibv_pd *pd, struct ibv_srq_init_attr *init, uint32_t xrcd,
 				uint32_t cq);
+/* Tag matching (verbs/tm.c): a TM SRQ of max_tags tagged buffers whose
+ * list operations complete into the CQ handle cq; ibv_post_srq_ops */
+struct ibv_srq *xrxe_srq_create_tm(struct ibv_pd *pd, struct ibv_srq_init_attr *init,
+				   uint32_t cq, uint32_t max_tags);
+void xrxe_tm_install(struct verbs_context *vctx);
+bool xrxe_tm_offered(void);
+void xrxe_tm_caps(struct ibv_tm_caps *caps);
 struct ibv_qp *xrxe_create_xrc_tgt(struct ibv_context *context, struct ibv_qp_init_attr_ex *a);
 void xrxe_xrc_install(struct verbs_context *vctx);
 /* flow.c: ibv_create_flow / ibv_destroy_flow (raw packet QPs) */

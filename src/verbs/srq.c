@@ -16,11 +16,28 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init
 
 /* A basic SRQ (xrcd XRXE_NO_HANDLE), or an XRC SRQ of that domain handle
  * completing into the CQ handle cq (verbs/xrc.c). */
+static struct ibv_srq *srq_create(struct ibv_pd *pd, struct ibv_srq_init_attr *init,
+				  uint32_t xrcd, uint32_t cq, uint32_t tm_tags);
+
 struct ibv_srq *xrxe_srq_create(struct ibv_pd *pd, struct ibv_srq_init_attr *init, uint32_t xrcd,
 				uint32_t cq)
 {
+	return srq_create(pd, init, xrcd, cq, 0);
+}
+
+struct ibv_srq *xrxe_srq_create_tm(struct ibv_pd *pd, struct ibv_srq_init_attr *init,
+				   uint32_t cq, uint32_t max_tags)
+{
+	return srq_create(pd, init, XRXE_NO_HANDLE, cq, max_tags);
+}
+
+/* tm_tags: a TM SRQ (CREATE_TM_SRQ) with a list that size */
+static struct ibv_srq *srq_create(struct ibv_pd *pd, struct ibv_srq_init_attr *init,
+				  uint32_t xrcd, uint32_t cq, uint32_t tm_tags)
+{
 	struct xrxe_context *ctx = to_xctx(pd->context);
 	struct xrxe_ctrl_create_xrc_srq xreq;
+	struct xrxe_ctrl_create_tm_srq treq;
 	struct xrxe_ctrl_srq *req = &xreq.srq;
 	struct xrxe_ctrl_srq_reply rep;
 	struct xrxe_srq *srq;
@@ -39,7 +56,14 @@ struct ibv_srq *xrxe_srq_create(struct ibv_pd *pd, struct ibv_srq_init_attr *ini
 	req->attr = init->attr;
 	xreq.xrcd = xrcd;
 	xreq.cq = cq;
-	if (xrcd == XRXE_NO_HANDLE)
+	if (tm_tags) {
+		memset(&treq, 0, sizeof(treq));
+		treq.srq = *req;
+		treq.cq = cq;
+		treq.max_num_tags = tm_tags;
+		ret = xrxe_conn_call(&ctx->conn, XRXE_CTRL_CREATE_TM_SRQ, &treq, sizeof(treq),
+				     NULL, 0, &rep, sizeof(rep), &fd, &nfd);
+	} else if (xrcd == XRXE_NO_HANDLE)
 		ret = xrxe_conn_call(&ctx->conn, XRXE_CTRL_CREATE_SRQ, req, sizeof(*req), NULL, 0,
 				     &rep, sizeof(rep), &fd, &nfd);
 	else

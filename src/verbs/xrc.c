@@ -88,15 +88,19 @@ static struct ibv_srq *xrc_create_srq_ex(struct ibv_context *context,
 					 struct ibv_srq_init_attr_ex *a)
 {
 	const uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			       IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+			       IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
 	struct ibv_srq_init_attr init;
 	struct ibv_srq *srq;
 	bool xrc = (a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type == IBV_SRQT_XRC;
+	bool tm = (a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type == IBV_SRQT_TM;
 
 	if (a->comp_mask & ~known)
-		return xrxe_null_errno(EOPNOTSUPP); /* tag matching */
-	if ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type != IBV_SRQT_BASIC && !xrc)
 		return xrxe_null_errno(EOPNOTSUPP);
+	if ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type != IBV_SRQT_BASIC && !xrc &&
+	    !tm)
+		return xrxe_null_errno(EOPNOTSUPP);
+	if (tm && !xrxe_tm_offered())
+		return xrxe_null_errno(EOPNOTSUPP); /* tm_caps says so (verbs/tm.c) */
 	if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !a->pd || a->pd->context != context)
 		return xrxe_null_errno(EINVAL);
 	/* an XRC SRQ needs its domain and its CQ (receives on a target QP
@@ -105,9 +109,19 @@ static struct ibv_srq *xrc_create_srq_ex(struct ibv_context *context,
 		    !(a->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !a->cq || a->xrcd->context != context ||
 		    a->cq->context != context))
 		return xrxe_null_errno(EINVAL);
+	/* a TM SRQ needs its list's size and the CQ its operations complete into */
+	if (tm && (!(a->comp_mask & IBV_SRQ_INIT_ATTR_TM) || !a->tm_cap.max_num_tags ||
+		   !(a->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !a->cq || a->cq->context != context))
+		return xrxe_null_errno(EINVAL);
 	memset(&init, 0, sizeof(init));
 	init.srq_context = a->srq_context;
 	init.attr = a->attr;
+	if (tm) {
+		srq = xrxe_srq_create_tm(a->pd, &init, a->cq->handle, a->tm_cap.max_num_tags);
+		if (srq)
+			a->attr = init.attr;
+		return srq;
+	}
 	srq = xrxe_srq_create(a->pd, &init, xrc ? to_xxrcd(a->xrcd)->handle : XRXE_NO_HANDLE,
 			      xrc ? a->cq->handle : XRXE_NO_HANDLE);
 	if (srq)

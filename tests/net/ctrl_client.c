@@ -1009,6 +1009,24 @@ static int cmd_bad(const char *ifname)
 		if (!st) {
 			struct xrxe_ctrl_srq_reply *sr = (struct xrxe_ctrl_srq_reply *)&rep;
 			uint32_t sh = sr->handle;
+			struct xrxe_ctrl_srq_op so;
+			struct xrxe_ctrl_create_tm_srq ts;
+
+			/* tag matching (ctrl_tm.c): objects checked first */
+			hdr_init(&so, XRXE_CTRL_SRQ_OP, sizeof(so));
+			so.srq = sh;
+			so.op = IBV_WR_TAG_ADD;
+			EXPECT("tag list operation on a basic SRQ",
+			       call(&a, &so, sizeof(so), NULL, 0, NULL, NULL, NULL), -EINVAL);
+			EXPECT("tag list operation on another connection's SRQ",
+			       call(&b, &so, sizeof(so), NULL, 0, NULL, NULL, NULL), -EBADF);
+			hdr_init(&ts, XRXE_CTRL_CREATE_TM_SRQ, sizeof(ts));
+			ts.srq.pd = pd;
+			ts.srq.attr = s.attr;
+			ts.cq = pd; /* a PD's handle is no CQ */
+			ts.max_num_tags = 8;
+			EXPECT("TM SRQ on a PD's handle as its CQ",
+			       call(&a, &ts, sizeof(ts), NULL, 0, NULL, NULL, NULL), -EBADF);
 
 			EXPECT("SRQ ring fd", (int)nr, 1);
 			EXPECT("SRQ capacity >= 8", sr->attr.max_wr >= 8, 1);
