@@ -30,7 +30,7 @@
 
 #include "xrxe/steer.h"
 
-#define XRXE_ABI_VERSION 4 /* 3: the SQ doorbell ring (xrxe/ring.h), XRC, ODP; 4: ring slabs, IMPORT, raw packet QPs */
+#define XRXE_ABI_VERSION 4 /* 3: the SQ doorbell ring (xrxe/ring.h), XRC, ODP; 4: ring slabs, IMPORT, raw packet QPs, tag matching */
 
 /* Control socket: XRXE_RUN_DIR/IFACE.sock, SOCK_SEQPACKET, one per daemon.
  * The shim lists one device per socket that accepts a connection (a stale
