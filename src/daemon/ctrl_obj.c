@@ -83,6 +83,7 @@ static const int8_t obj_res[OBJ_TYPES] = {
 	[OBJ_SRQ] = XRXE_Q_SRQ, [OBJ_MW] = XRXE_Q_MW, [OBJ_CM_CHANNEL] = XRXE_Q_CM_CHANNEL,
 	[OBJ_CM_ID] = XRXE_Q_CM_ID, [OBJ_FLOW] = XRXE_Q_QP, /* a flow: part of its QP */
 	[OBJ_WQ] = XRXE_Q_QP, [OBJ_RWQ_IND_TBL] = XRXE_Q_QP, /* RSS: its QPs' parts */
+	[OBJ_XRCD] = XRXE_Q_PD, /* an XRC domain: a domain, like a PD */
 };
 
 static bool obj_holds_fd(enum obj_type t)

@@ -32,7 +32,7 @@
  *                                 (the daemon's loopback): SENDs both ways
  *   stats IFACE [--json] [--qp]   the daemon's STATS text
  *   hog IFACE WHAT [--count N] [--ready FILE]
- *                                 create WHAT (pd cq channel mr bigmr qp
+ *                                 create WHAT (pd xrcd cq channel mr bigmr qp
  *                                 conns) until refused; prints "made N",
  *                                 "errno NAME" (and "rkey K" per MR); with
  *                                 --ready, holds them
@@ -1631,7 +1631,7 @@ static int cmd_hog(const struct common *o, const char *what)
 		unsigned nr;
 
 		client_open(&c, o->ifname);
-		if (strcmp(what, "pd"))
+		if (strcmp(what, "pd") && strcmp(what, "xrcd"))
 			pd = simple_handle_op(&c, XRXE_CTRL_ALLOC_PD);
 		for (; made < max && !err; made++) {
 			nr = 0;
@@ -1692,8 +1692,19 @@ static int cmd_hog(const struct common *o, const char *what)
 					cqh = cq.handle;
 				req.send_cq = req.recv_cq = cqh;
 				err = call(&c, &req, sizeof(req), NULL, 0, &rep, rfds, &nr);
+			} else if (!strcmp(what, "xrcd")) {
+				/* a new XRC domain each time: a file of its own */
+				struct xrxe_ctrl_open_xrcd req;
+				int mfd = memfd_create("hog-xrcd", MFD_CLOEXEC);
+
+				if (mfd < 0)
+					die("memfd_create: %s", strerror(errno));
+				hdr_init(&req, XRXE_CTRL_OPEN_XRCD, sizeof(req));
+				req.oflags = O_CREAT;
+				err = call(&c, &req, sizeof(req), &mfd, 1, &rep, rfds, &nr);
+				close(mfd);
 			} else {
-				die("hog: %s is not pd, cq, channel, mr, bigmr, qp or conns", what);
+				die("hog: %s is not pd, xrcd, cq, channel, mr, bigmr, qp or conns", what);
 			}
 			/* rings: the mapping is not needed, the object is */
 			for (unsigned i = 0; i < nr; i++)

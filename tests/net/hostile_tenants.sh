@@ -168,6 +168,7 @@ check_hog() { # WHAT LIMIT
 	unhog
 }
 check_hog pd 16
+check_hog xrcd 16 # XRC domains count as PDs
 check_hog cq 16
 check_hog qp 8
 check_hog channel 16
