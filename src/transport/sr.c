@@ -505,12 +505,12 @@ static void repairs_lost(struct xrxe_tp_qp *qp, uint32_t than)
 				run++;
 				continue;
 			}
-			if (run && !xrxe_tpi_sr_todo_push(qp, run_psn, run))
+			if (!push_run(qp, run_psn, run))
 				goto out;
 			lost |= run != 0;
 			run = 0;
 		}
-		if (run && !xrxe_tpi_sr_todo_push(qp, run_psn, run))
+		if (!push_run(qp, run_psn, run))
 			break;
 		lost |= run != 0;
 	}
