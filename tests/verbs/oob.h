@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What our two-ended verbs test programs (rc_integrity.c, rc_scale.c) share
- * besides verbs: their error exits, and the TCP connection over which the two
+ * besides verbs: their error exits (fail() from test_prog.h), and the TCP connection over which the two
  * ends trade QP numbers, PSNs, keys and addresses before RTR (as rdma-core's
  * ibv_rc_pingpong does). Define OOB_PROG, the program's name for messages,
  * before including it.
@@ -21,6 +21,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#define TEST_PROG OOB_PROG
+#include "test_prog.h"
+
 static void die(const char *what) __attribute__((noreturn));
 static void die(const char *what)
 {
@@ -28,18 +31,6 @@ static void die(const char *what)
 	exit(1);
 }
 
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, OOB_PROG ": FAIL: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
 
 /* The client (server names the other end) connects, retrying every 100 ms
  * for up to tries times while the server starts; the server (server NULL)

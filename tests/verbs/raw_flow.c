@@ -34,6 +34,8 @@
 
 #include <infiniband/verbs.h>
 
+#define TEST_PROG "raw_flow"
+#include "test_prog.h"
 #include "loopback.h" /* loopback_open_device, check() */
 
 #define UDP_PORT 5678
@@ -48,26 +50,6 @@ static struct ibv_cq *cq;
 static struct ibv_mr *mr;
 static uint8_t *buf;
 
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "raw_flow: FAIL: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	exit(1);
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* One completion within ms milliseconds: 1, or 0 on timeout. */
 static int poll_one(struct ibv_cq *c, struct ibv_wc *wc, unsigned ms)

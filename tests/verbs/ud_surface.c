@@ -46,6 +46,9 @@
 
 #include <infiniband/verbs.h>
 
+#define TEST_PROG "ud_surface"
+#include "test_prog.h"
+
 #define QKEY 0x4791
 #define BUF 65536
 
@@ -57,26 +60,6 @@ static uint8_t *buf;
 static int gidx = 1;
 static union ibv_gid gid;
 
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "ud_surface: FAIL: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	exit(1);
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* Up to n completions within ms milliseconds. */
 static int poll_for(struct ibv_wc *wc, int n, unsigned ms)
