@@ -361,7 +361,8 @@ check_guest_net() {
 # side DESC FN LOG...: one side of a row: FN runs it (its status is the
 # result), report says so with LOG's tails on failure. A failure whose
 # cause was the guest's dead network (check_guest_net 2) runs FN once more
-# on the fresh guest.
+# on the fresh guest, and so does one whose logs say the retry counter ran
+# out (a stalled TCG guest; a peer that refuses fails both tries).
 side() {
 	local desc=$1 fn=$2 t0=$SECONDS rc f
 	shift 2
@@ -378,27 +379,27 @@ side() {
 	$fn
 	rc=$?
 	if [ "$rc" != 0 ]; then
+		local why="" again="run again" net_dead=""
 		check_guest_net "$desc"
 		if [ $? = 2 ]; then
-			tap_diag "$desc: failed after $((SECONDS - t0)) s while the guest's network was dead; its logs:"
-			for f; do sed "s|^|#   ${f##*/}: |" "$f" 2>/dev/null | tail -n 6; done
-			tap_diag "$desc: run again on the fresh guest"
-			t0=$SECONDS
-			$fn
-			rc=$?
-			[ "$rc" = 0 ] || check_guest_net "$desc"
+			why="while the guest's network was dead" again="run again on the fresh guest"
+			net_dead=1
 		elif grep -qs 'retry counter exceeded\|RETRY_EXC' "$@"; then
 			# IBA's retry budget (7 Local ACK Timeouts, ~0.5 s at
 			# perftest's and the pingpongs' timeout 14) is shorter than
 			# the pauses of a TCG guest on a busy host: one more try,
 			# said here, so a guest that stalled is told from a peer
 			# that refused (which fails both tries).
-			tap_diag "$desc: retry counter exceeded after $((SECONDS - t0)) s at load average $(cut -d' ' -f1-3 /proc/loadavg); its logs:"
+			why="with retry counter exceeded, at load average $(cut -d' ' -f1-3 /proc/loadavg)"
+		fi
+		if [ -n "$why" ]; then
+			tap_diag "$desc: failed after $((SECONDS - t0)) s $why; its logs:"
 			for f; do sed "s|^|#   ${f##*/}: |" "$f" 2>/dev/null | tail -n 6; done
-			tap_diag "$desc: run again"
+			tap_diag "$desc: $again"
 			t0=$SECONDS
 			$fn
 			rc=$?
+			[ "$rc" = 0 ] || [ -z "$net_dead" ] || check_guest_net "$desc"
 		fi
 	fi
 	report "$desc [$((SECONDS - t0)) s]" "$rc" "$@"
