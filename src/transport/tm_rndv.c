@@ -6,9 +6,10 @@
  * the receiving QP fetches it into the tagged buffer with an RDMA READ of
  * its own, then tells the sender its buffer is free again with a FIN (a
  * SEND of one TMH: opcode FIN and the tag). The tagged buffer completes
- * twice into the QP's receive CQ: IBV_WC_TM_RECV with MATCH when the RNDV
- * arrives (tm_srq.c), then with DATA_VALID once the READ is done, which is
- * what mlx5 devices do and rdma-core's test_tm_rndv expects.
+ * twice into the QP's receive CQ: IBV_WC_TM_RECV with MATCH, the tag and
+ * app_ctx when the RNDV arrives (tm_srq.c), then with DATA_VALID (and the
+ * length read, no tag) once the READ is done, which is what mlx5 devices
+ * do and rdma-core's test_tm_rndv expects.
  *
  * Neither is work the application posted (rdma-core's test creates the
  * receiving QP with max_send_wr = 0), so they are internal WQEs: private
@@ -157,7 +158,9 @@ int xrxe_tpi_tm_rndv_retired(struct xrxe_tp_qp *qp, const struct tp_swqe *w,
 	wc.opcode = IBV_WC_TM_RECV;
 	wc.qp_num = qp->qpn;
 	wc.src_qp = qp->attr.dest_qp_num;
-	wc.imm_data = w->wr.ex; /* app_ctx (ibv_wc_read_tm_info) */
+	/* Neither tag nor app_ctx: the MATCH completion had them, and this
+	 * one carries none, as mlx5's (rdma-core's test_tm_rndv expects tag
+	 * 0 here) */
 	if (status == IBV_WC_SUCCESS) {
 		wc.wc_flags = IBV_WC_TM_DATA_VALID;
 		wc.byte_len = w->length;
@@ -165,5 +168,5 @@ int xrxe_tpi_tm_rndv_retired(struct xrxe_tp_qp *qp, const struct tp_swqe *w,
 	} else if (qp->tm_rndv_out) {
 		qp->tm_rndv_out--;
 	}
-	return xrxe_tpi_cq_post_tm(qp->recv_cq, &wc, false, w->tm_tag);
+	return xrxe_tpi_cq_post_tm(qp->recv_cq, &wc, false, 0);
 }
