@@ -104,7 +104,8 @@ struct counter {
 	X(T, ahs) X(T, srqs) X(T, mcast_grps) X(T, mws) X(T, cnp_sent) X(T, cnp_rcvd)          \
 	X(T, ecn_ce_qp) X(T, cnp_rcvd_no_qp) X(T, cnp_suppressed) X(T, paced)                  \
 	X(T, odp_read_bytes) X(T, odp_write_bytes) X(T, odp_faults) X(T, raw_tx) X(T, raw_rx)  \
-	X(T, raw_rx_no_flow) X(T, raw_rx_drop) X(T, raw_tx_bad_len) X(T, raw_flows)
+	X(T, raw_rx_no_flow) X(T, raw_rx_drop) X(T, raw_tx_bad_len) X(T, raw_flows)     \
+	X(T, tm_rndv) X(T, tm_rndv_bad)
 static const struct counter tp_counters[] = { TP_STATS(COUNTER, struct xrxe_tp_stats) };
 _Static_assert(0 TP_STATS(COUNTER_SIZE, struct xrxe_tp_stats) == sizeof(struct xrxe_tp_stats),
 	       "tp_counters must list every field of struct xrxe_tp_stats once");

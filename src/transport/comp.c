@@ -49,6 +49,7 @@ void xrxe_tpi_comp_retire(struct xrxe_tp_qp *qp, enum ibv_wc_status status)
 {
 	struct tp_swqe *w = xrxe_tpi_swqe(qp, qp->sq_cons);
 	bool err = status != IBV_WC_SUCCESS;
+	bool app = w->tm_internal == TP_TM_WQE_APP;
 	int cqerr = 0;
 
 	if (w->state == TP_WQE_ACTIVE && w->rd_atomic && qp->req.rd_atomic_out)
@@ -62,12 +63,16 @@ void xrxe_tpi_comp_retire(struct xrxe_tp_qp *qp, enum ibv_wc_status status)
 		qp->req.off = 0;
 	}
 	/* Release: our copy of the slot is done; the application may reuse
-	 * it only after this store. */
-	xrxe_ring_publish_consumer(qp->sq, qp->sq_cons, qp->sq_mask);
+	 * it only after this store. A rendezvous's own READ or FIN has no
+	 * slot and completes its tagged buffer instead (tm_rndv.c). */
+	if (app)
+		xrxe_ring_publish_consumer(qp->sq, ++qp->sq_ring_cons, qp->sq_mask);
+	else
+		cqerr = xrxe_tpi_tm_rndv_retired(qp, w, status);
 
 	/* docs/facts/rxe.md §2.10, IBA 10.7.3.1: a CQE when signalled, and always on
 	 * error (a flushed WR is an error completion too). */
-	if (err || qp->sq_sig_all || (w->wr.send_flags & IBV_SEND_SIGNALED)) {
+	if (app && (err || qp->sq_sig_all || (w->wr.send_flags & IBV_SEND_SIGNALED))) {
 		struct ibv_wc wc;
 
 		memset(&wc, 0, sizeof(wc));

@@ -216,6 +216,8 @@ static void qp_reset_state(struct xrxe_tp_qp *qp)
 	 * orders nothing that matters here (the rings are idle) but keeps
 	 * every index write a release store, like all others. */
 	qp->sq_cons = qp->sq_fetch = 0;
+	qp->sq_ring_cons = qp->sq_ring_fetch = 0;
+	qp->tm_rndv_out = 0;
 	qp->rq_cons = 0;
 	xrxe_ring_publish_consumer(qp->sq, 0, qp->sq_mask);
 	xrxe_ring_publish_producer(qp->sq, 0, qp->sq_mask);
@@ -247,6 +249,7 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 	uint32_t sq_slots = init->sq_slots;
 	struct xrxe_tp_qp *qp;
 	uint32_t data_cap, i, idx, max_rsge;
+	uint32_t nswqe, swqe_cap; /* private WQEs, and bytes of data each */
 	int err;
 
 	if (xrc) {
@@ -299,10 +302,20 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 		free(tgt_sq);
 		return -ENOMEM;
 	}
-	qp->swqe = calloc(sq_slots, sizeof(*qp->swqe));
+	/* A TM SRQ's QP also holds its rendezvous' READs and FINs (tm_rndv.c):
+	 * room for them beside the ring's, each with a TMH's (or an SGE's) data */
+	nswqe = sq_slots;
+	swqe_cap = data_cap;
+	if (xrxe_tpi_tm_rndv_wqes(init->srq)) {
+		while (nswqe < sq_slots + xrxe_tpi_tm_rndv_wqes(init->srq))
+			nswqe <<= 1;
+		if (swqe_cap < XRXE_TP_TM_WQE_DATA)
+			swqe_cap = XRXE_TP_TM_WQE_DATA;
+	}
+	qp->swqe = calloc(nswqe, sizeof(*qp->swqe));
 	if (!qp->swqe)
 		goto err_free;
-	qp->swqe_data = calloc(sq_slots, data_cap ? data_cap : 1);
+	qp->swqe_data = calloc(nswqe, swqe_cap ? swqe_cap : 1);
 	if (!qp->swqe_data)
 		goto err_free;
 	qp->resp.rsge = calloc(max_rsge ? max_rsge : 1, sizeof(struct xrxe_sge));
@@ -340,8 +353,9 @@ int xrxe_tp_qp_create(struct xrxe_tp *tp, const struct xrxe_tp_qp_init *init, ui
 	qp->sq_mask = sq_slots - 1;
 	qp->sq_log2 = sq->log2_elem_size;
 	qp->sq_data_cap = data_cap;
-	for (i = 0; i < sq_slots; i++)
-		qp->swqe[i].data = qp->swqe_data + (size_t)i * data_cap;
+	qp->swqe_mask = nswqe - 1;
+	for (i = 0; i < nswqe; i++)
+		qp->swqe[i].data = qp->swqe_data + (size_t)i * swqe_cap;
 	qp->rq = init->rq;
 	if (init->rq) {
 		qp->rq_mask = init->rq_slots - 1;

@@ -165,7 +165,7 @@ bool xrxe_tpi_sq_has_new(const struct xrxe_tp_qp *qp)
 	 * after it wrote the element. */
 	uint32_t prod = xrxe_ring_load_producer(qp->sq, qp->sq_mask);
 
-	return prod != (qp->sq_fetch & qp->sq_mask);
+	return prod != (qp->sq_ring_fetch & qp->sq_mask);
 }
 
 bool xrxe_tpi_sq_fetch(struct xrxe_tp_qp *qp)
@@ -175,15 +175,17 @@ bool xrxe_tpi_sq_fetch(struct xrxe_tp_qp *qp)
 
 	/* Capacity nslots - 1 (abi.h): never hold more than that, whatever the
 	 * application wrote into its producer index. */
-	if (qp->sq_fetch - qp->sq_cons >= qp->sq_mask)
+	if (qp->sq_ring_fetch - qp->sq_ring_cons >= qp->sq_mask)
 		return false;
 	if (!xrxe_tpi_sq_has_new(qp)) /* acquire inside */
 		return false;
-	slot = qp->sq->data + ((size_t)(qp->sq_fetch & qp->sq_mask) << qp->sq_log2);
+	slot = qp->sq->data + ((size_t)(qp->sq_ring_fetch & qp->sq_mask) << qp->sq_log2);
 	w = xrxe_tpi_swqe(qp, qp->sq_fetch);
 	memcpy(&w->wr, slot, sizeof(w->wr));
+	w->tm_internal = TP_TM_WQE_APP;
 	wqe_validate(qp, w, slot);
 	qp->sq_fetch++;
+	qp->sq_ring_fetch++;
 	return true;
 }
 

@@ -497,8 +497,11 @@ static void resp_send(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_
 	int err;
 
 	/* A TM SRQ matches the message's TMH first (tm_srq.c) */
-	if (!r->have_rwqe && (fl & XRXE_OPF_FIRST) && qp->srq && qp->srq->tm)
-		xrxe_tpi_tm_recv(qp, pkt);
+	if (!r->have_rwqe && (fl & XRXE_OPF_FIRST) && qp->srq && qp->srq->tm &&
+	    xrxe_tpi_tm_recv(qp, pkt)) {
+		rsp_rnr_nak(qp, psn); /* no rendezvous slot free (tm_rndv.c) */
+		return;
+	}
 	if (!r->have_rwqe && !resp_take_rwqe(qp, psn, fl)) {
 		xrxe_tpi_tm_unwind(qp);
 		return;

@@ -76,6 +76,16 @@ int xrxe_tm_parse(const uint8_t *p, uint32_t len, struct xrxe_tm_hdr *h)
 	}
 }
 
+void xrxe_tm_build_tmh(uint8_t p[XRXE_TM_TMH_LEN], uint8_t op, uint32_t app_ctx, uint64_t tag)
+{
+	memset(p, 0, XRXE_TM_TMH_LEN);
+	p[0] = op;
+	for (unsigned i = 0; i < 4; i++)
+		p[4 + i] = (uint8_t)(app_ctx >> (24 - 8 * i));
+	for (unsigned i = 0; i < 8; i++)
+		p[8 + i] = (uint8_t)(tag >> (56 - 8 * i));
+}
+
 int xrxe_tm_list_init(struct xrxe_tm_list *l, uint32_t max_tags)
 {
 	memset(l, 0, sizeof(*l));

@@ -16,6 +16,9 @@
 /* struct ibv_tmh and struct ibv_rvh (tm_types.h): big-endian on the wire */
 #define XRXE_TM_TMH_LEN 16u
 #define XRXE_TM_RVH_LEN 16u
+/* Rendezvous in progress per QP (tm_rndv.c): each holds one of the QP's
+ * internal WQEs at a time (its READ, then its FIN) */
+#define XRXE_TM_RNDV_MAX 8u
 /* Tagged buffers' scatter list and the list's size (tm_caps) */
 #define XRXE_TM_MAX_SGE 1u
 #define XRXE_TM_MAX_TAGS 1024u
@@ -36,6 +39,8 @@ struct xrxe_tm_hdr {
  * payload of len bytes: 0, or -EINVAL when it is too short or the opcode
  * is unknown (reserved bytes are ignored). Reads nothing beyond len. */
 int xrxe_tm_parse(const uint8_t *p, uint32_t len, struct xrxe_tm_hdr *h);
+/* Write a TMH (op, app_ctx, tag; reserved bytes zero) into p[0..16). */
+void xrxe_tm_build_tmh(uint8_t p[XRXE_TM_TMH_LEN], uint8_t op, uint32_t app_ctx, uint64_t tag);
 
 /* One tagged buffer (TAG_ADD) */
 struct xrxe_tm_entry {

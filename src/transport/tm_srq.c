@@ -17,12 +17,10 @@
  * synchronises with IBV_OPS_TM_SYNC), IBV_WC_RECV without a valid TMH.
  *
  * Rendezvous (a matched RNDV: the data is in the sender's memory, named by
- * the RVH) needs the responder's QP to issue an RDMA READ and a FIN, work
- * no application posted, which this transport cannot do yet
- * (docs/architecture.md "Tag matching"): a matched RNDV completes its
- * tagged buffer with IBV_WC_TM_RNDV_INCOMPLETE (the status rdma-core
- * defines for "the device matched but software must fetch the data"),
- * MATCH and the tag, nothing placed. That is why tm_caps stays zero.
+ * the RVH): the tagged buffer completes IBV_WC_TM_RECV with MATCH and the
+ * tag at once, nothing placed, and the QP fetches the data itself
+ * (tm_rndv.c: its own READ, then a FIN), completing the buffer a second
+ * time with DATA_VALID.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -142,7 +140,7 @@ int xrxe_tp_srq_op(struct xrxe_tp *tp, struct xrxe_tp_srq *srq,
 
 /* --- the receive side (resp.c) -------------------------------------------- */
 
-void xrxe_tpi_tm_recv(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
+bool xrxe_tpi_tm_recv(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 {
 	struct tp_resp *r = &qp->resp;
 	uint8_t head[XRXE_TM_TMH_LEN + XRXE_TM_RVH_LEN];
@@ -153,6 +151,11 @@ void xrxe_tpi_tm_recv(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 
 	memset(&r->tm, 0, sizeof(r->tm));
 	xrxe_pkt_copy_payload(pkt, 0, head, n);
+	/* Every rendezvous slot busy: the RNDV waits (RNR) rather than be
+	 * matched with nowhere to put its READ (an unexpected RNDV, which
+	 * needs none, waits too: no list operation here). */
+	if (!xrxe_tpi_tm_rndv_room(qp) && !xrxe_tm_parse(head, n, &h) && h.op == XRXE_TMH_RNDV)
+		return true;
 	r->tm.verdict = (uint8_t)xrxe_tm_match(qp->srq->tm, head, n, &h, &e);
 	switch (r->tm.verdict) {
 	case XRXE_TM_EXPECTED:
@@ -170,10 +173,14 @@ void xrxe_tpi_tm_recv(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 		r->tm.first = true;
 		r->tm.tag = h.tag;
 		r->tm.priv = h.app_ctx;
+		r->tm.rndv_va = h.rndv_va;
+		r->tm.rndv_rkey = h.rndv_rkey;
+		r->tm.rndv_len = h.rndv_len;
 		break;
 	default:
 		break; /* an SRQ WQE: resp.c takes it */
 	}
+	return false;
 }
 
 void xrxe_tpi_tm_unwind(struct xrxe_tp_qp *qp)
@@ -218,10 +225,12 @@ int xrxe_tpi_tm_cq_post(struct xrxe_tp_qp *qp, struct ibv_wc *wc, bool solicited
 		tag = t->tag;
 		if (wc->status != IBV_WC_SUCCESS)
 			break;
-		/* Reported to the application, not an error of the QP: the
-		 * caller (resp.c) still sees the SEND's own success. */
+		/* MATCH now, the READ queued behind it (tm_rndv.c). A
+		 * rendezvous that cannot start (bad RVH) fails the tagged
+		 * buffer, not the QP: the caller (resp.c) still sees the
+		 * SEND's own success. */
 		rndv = *wc;
-		rndv.status = IBV_WC_TM_RNDV_INCOMPLETE;
+		rndv.status = xrxe_tpi_tm_rndv_start(qp);
 		memset(t, 0, sizeof(*t));
 		return xrxe_tpi_cq_post_tm(qp->recv_cq, &rndv, solicited, tag);
 	case XRXE_TM_NO_TAG:

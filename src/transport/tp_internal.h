@@ -200,7 +200,14 @@ struct tp_swqe {
 	uint32_t first_psn, last_psn;
 	const struct xrxe_av *av; /* UD: resolved from the AH at fetch time */
 	uint32_t dest_qpn, qkey; /* UD */
+	/* Tag matching's rendezvous (tm_rndv.c): the QP's own READ or FIN,
+	 * in no ring of the application's (enum tp_tm_wqe, 0: the
+	 * application's WQE), and the tag it completes */
+	uint8_t tm_internal;
+	uint64_t tm_tag;
 };
+
+enum tp_tm_wqe { TP_TM_WQE_APP, TP_TM_WQE_READ, TP_TM_WQE_FIN };
 
 /* A responder resource (IBA 9.7.5.1.x: "responder resources" for RDMA READ
  * and atomics, max_dest_rd_atomic of them), kept for duplicate replay. */
@@ -299,6 +306,9 @@ struct tp_tm_rx {
 	bool first;    /* the first packet's TMH (and RVH) is still to be skipped */
 	uint32_t priv; /* TMH app_ctx */
 	uint64_t tag;
+	/* RNDV: the RVH (the sender's buffer) */
+	uint64_t rndv_va;
+	uint32_t rndv_rkey, rndv_len;
 };
 
 struct tp_resp {
@@ -400,10 +410,17 @@ struct xrxe_tp_qp {
 	struct xrxe_ring *sq;
 	uint32_t sq_mask, sq_log2;
 	uint32_t sq_data_cap;    /* bytes of sge[]/inline kept per WQE */
-	struct tp_swqe *swqe;
+	struct tp_swqe *swqe;    /* swqe_mask + 1 entries */
 	uint8_t *swqe_data;
-	uint32_t sq_cons;        /* oldest WQE not retired (published) */
-	uint32_t sq_fetch;       /* next WQE to copy out of the ring */
+	uint32_t swqe_mask;
+	uint32_t sq_cons;        /* oldest WQE not retired */
+	uint32_t sq_fetch;       /* one past the newest WQE fetched */
+	/* The ring's own positions: sq_cons/sq_fetch count the private WQEs,
+	 * which include a TM QP's internal ones (tm_rndv.c, not in the ring;
+	 * swqe then has room for XRXE_TM_RNDV_MAX more); equal otherwise. */
+	uint32_t sq_ring_cons;   /* published consumer */
+	uint32_t sq_ring_fetch;  /* next slot to copy out */
+	uint8_t tm_rndv_out;     /* rendezvous in progress (tm_rndv.c) */
 
 	/* receive queue: rq, or srq (then rq is NULL) */
 	struct xrxe_ring *rq;
@@ -727,7 +744,7 @@ static inline bool xrxe_tpi_outstanding(const struct xrxe_tp_qp *qp)
 }
 static inline struct tp_swqe *xrxe_tpi_swqe(const struct xrxe_tp_qp *qp, uint32_t idx)
 {
-	return &qp->swqe[idx & qp->sq_mask];
+	return &qp->swqe[idx & qp->swqe_mask];
 }
 
 /* resp.c */
@@ -823,11 +840,28 @@ void xrxe_tpi_srq_taken(struct xrxe_tp_srq *srq);
  * when no WQE could be taken after all (RNR: the message comes again and is
  * matched again), tm_skip per packet (payload bytes not placed: the TMH),
  * tm_cq_post to complete (TM opcode, flags and tag when matching decided). */
-void xrxe_tpi_tm_recv(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt);
+bool xrxe_tpi_tm_recv(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt);
 void xrxe_tpi_tm_unwind(struct xrxe_tp_qp *qp);
 uint32_t xrxe_tpi_tm_skip(struct xrxe_tp_qp *qp, uint32_t pl);
 int xrxe_tpi_tm_cq_post(struct xrxe_tp_qp *qp, struct ibv_wc *wc, bool solicited);
 void xrxe_tpi_tm_srq_free(struct xrxe_tp_srq *srq);
+
+/* tm_rndv.c: rendezvous (docs/architecture.md "Tag matching"). A matched
+ * RNDV makes the QP queue its own READ of the sender's buffer into the
+ * tagged buffer, then a FIN: internal WQEs behind the application's, in
+ * the same PSN order. rndv_wqes: the internal WQEs a QP with this SRQ may
+ * hold; rndv_room: false while XRXE_TM_RNDV_MAX are in progress (the RNDV
+ * is answered RNR); rndv_start at the RNDV's completion: IBV_WC_SUCCESS
+ * when the READ is queued, else the tagged buffer's error status;
+ * rndv_retired from comp.c's retire of an internal WQE: the tagged
+ * buffer's DATA_VALID or error completion, the FIN queued (a CQ error
+ * when the CQ overran). */
+#define XRXE_TP_TM_WQE_DATA 16u /* a FIN's TMH, a READ's SGE */
+uint32_t xrxe_tpi_tm_rndv_wqes(const struct xrxe_tp_srq *srq);
+bool xrxe_tpi_tm_rndv_room(const struct xrxe_tp_qp *qp);
+enum ibv_wc_status xrxe_tpi_tm_rndv_start(struct xrxe_tp_qp *qp);
+int xrxe_tpi_tm_rndv_retired(struct xrxe_tp_qp *qp, const struct tp_swqe *w,
+			     enum ibv_wc_status status);
 
 /* mcast.c: a UD request to QPN 0xFFFFFF; delivers a copy to every QP
  * attached to the destination group. */

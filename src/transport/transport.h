@@ -443,6 +443,9 @@ struct xrxe_tp_stats {
 	 * it, a bad buffer); send WQEs refused for their length */
 	uint64_t raw_tx, raw_rx, raw_rx_no_flow, raw_rx_drop, raw_tx_bad_len;
 	uint64_t raw_flows; /* flows in use */
+	/* tag matching's rendezvous (tm_rndv.c): READs started; RVHs refused
+	 * before any READ (longer than the tagged buffer, a bad buffer) */
+	uint64_t tm_rndv, tm_rndv_bad;
 };
 void xrxe_tp_get_stats(const struct xrxe_tp *tp, struct xrxe_tp_stats *stats);
 

@@ -102,6 +102,23 @@ int xrxe_query_device_ex_op(struct ibv_context *context, const struct ibv_query_
 	ex.xrc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
 			  IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
 	xrxe_tm_caps(&ex.tm_caps); /* tag matching (verbs/tm.c) */
+	/* Raw packet QPs' receive WQs and RSS (verbs/raw.c, the transport's
+	 * raw.c): a WQ is a transport QP, so as many as QPs; indirection
+	 * tables of up to 2^XRXE_MAX_RWQ_IND_LOG WQs, promised as many as
+	 * WQs (the daemon's only bound on them is its per-context object
+	 * limit, far above); Toeplitz over the outer IPv4/IPv6 addresses and
+	 * TCP/UDP ports, the 8 fields xrxe_rss_create_qp accepts.
+	 * raw_packet_caps stays 0: no VLAN stripping, no FCS scattering,
+	 * no IP checksum verdict in receive completions, no delay drop. */
+	ex.max_wq_type_rq = (uint32_t)s.dev_attr.max_qp;
+	ex.rss_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+	ex.rss_caps.max_rwq_indirection_tables = (uint32_t)s.dev_attr.max_qp;
+	ex.rss_caps.max_rwq_indirection_table_size = 1u << XRXE_MAX_RWQ_IND_LOG;
+	ex.rss_caps.rx_hash_fields_mask =
+		IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_IPV6 |
+		IBV_RX_HASH_DST_IPV6 | IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP |
+		IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP;
+	ex.rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
 	if (attr_size > sizeof(ex))
 		memset((char *)attr + sizeof(ex), 0, attr_size - sizeof(ex));

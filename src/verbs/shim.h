@@ -405,7 +405,6 @@ struct ibv_srq *xrxe_srq_create(struct ibv_pd *pd, struct ibv_srq_init_attr *ini
 struct ibv_srq *xrxe_srq_create_tm(struct ibv_pd *pd, struct ibv_srq_init_attr *init,
 				   uint32_t cq, uint32_t max_tags);
 void xrxe_tm_install(struct verbs_context *vctx);
-bool xrxe_tm_offered(void);
 void xrxe_tm_caps(struct ibv_tm_caps *caps);
 struct ibv_qp *xrxe_create_xrc_tgt(struct ibv_context *context, struct ibv_qp_init_attr_ex *a);
 void xrxe_xrc_install(struct verbs_context *vctx);

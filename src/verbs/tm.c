@@ -6,38 +6,26 @@
  * daemon's thread matches arriving messages against the same list, so it
  * owns it, and an ADD's handle is known when the call returns.
  *
- * tm_caps is zero, and IBV_SRQT_TM refused, until rendezvous works (a
- * matched RNDV completes IBV_WC_TM_RNDV_INCOMPLETE today: the transport
- * does not yet issue the READ and FIN itself), because rdma-core's suite
- * and applications gate all of tag matching on the one capability.
- * XRXE_TM_EAGER=1 in the environment offers it anyway, for the tests of the
- * eager path (tests/verbs/tm.c).
+ * tm_caps offers RC tag matching, eager and rendezvous (the transport's
+ * tm_rndv.c issues a matched RNDV's READ and FIN itself).
  */
 #include "verbs/shim.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "transport/transport.h"
 
-bool xrxe_tm_offered(void)
-{
-	const char *v = getenv("XRXE_TM_EAGER");
-
-	return v && !strcmp(v, "1");
-}
-
 void xrxe_tm_caps(struct ibv_tm_caps *caps)
 {
 	memset(caps, 0, sizeof(*caps));
-	if (!xrxe_tm_offered())
-		return;
 	caps->flags = IBV_TM_CAP_RC;
 	caps->max_num_tags = XRXE_TP_TM_MAX_TAGS;
 	caps->max_ops = XRXE_TP_TM_MAX_TAGS; /* operations are synchronous: none outstanding */
 	caps->max_sge = 1;                   /* tm.h XRXE_TM_MAX_SGE */
-	caps->max_rndv_hdr_size = 64;        /* TMH + RVH + 32 bytes of the application's */
+	/* TMH + RVH + 32 bytes (mlx5's size); what follows the RVH in an
+	 * RNDV message is not placed (tm_srq.c), any size is taken */
+	caps->max_rndv_hdr_size = 64;
 }
 
 static int post_one(struct xrxe_context *ctx, struct ibv_srq *srq, struct ibv_ops_wr *wr)

@@ -99,8 +99,6 @@ static struct ibv_srq *xrc_create_srq_ex(struct ibv_context *context,
 	if ((a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && a->srq_type != IBV_SRQT_BASIC && !xrc &&
 	    !tm)
 		return xrxe_null_errno(EOPNOTSUPP);
-	if (tm && !xrxe_tm_offered())
-		return xrxe_null_errno(EOPNOTSUPP); /* tm_caps says so (verbs/tm.c) */
 	if (!(a->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !a->pd || a->pd->context != context)
 		return xrxe_null_errno(EINVAL);
 	/* an XRC SRQ needs its domain and its CQ (receives on a target QP

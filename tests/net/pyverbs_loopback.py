@@ -76,6 +76,14 @@ def queries():
        "device_cap_flags_ex: ATOMIC_WRITE and FLUSH_GLOBAL (%#x)" % ex.device_cap_flags_ex)
     ok(ex.completion_timestamp_mask != 0 and ex.hca_core_clock > 0,
        "query_device_ex: completion timestamps advertised (clock %d kHz)" % ex.hca_core_clock)
+    rss = ex.rss_caps
+    ok(rss.supported_qpts == 1 << e.IBV_QPT_RAW_PACKET and rss.rx_hash_function ==
+       e.IBV_RX_HASH_FUNC_TOEPLITZ and rss.rx_hash_fields_mask == 0xff and
+       rss.max_rwq_indirection_table_size == 64 and rss.max_rwq_indirection_tables > 0 and
+       ex.max_wq_type_rq == attr.max_qp and ex.raw_packet_caps == 0,
+       "query_device_ex: rss_caps (raw packet QPs, Toeplitz over 8 fields, tables of 64 WQs, "
+       "%d tables), %d receive WQs, raw_packet_caps 0" %
+       (rss.max_rwq_indirection_tables, ex.max_wq_type_rq))
     port = ctx.query_port(1)
     ok(port.state == e.IBV_PORT_ACTIVE and port.link_layer == e.IBV_LINK_LAYER_ETHERNET,
        "query_port: active, Ethernet (gid_tbl_len %d)" % port.gid_tbl_len)
