@@ -586,7 +586,14 @@ static void rs_ds_poll_cq(struct rsocket *rs, struct rs_ds_qp *q)
 	struct ibv_wc wc[16];
 	int n;
 
-	rs_cq_take_event(&q->comp);
+	/* An event taken disarms the CQ: arm it again before polling it dry
+	 * (ibv_get_cq_event(3): get, request notification, then poll), or a
+	 * waiter that armed it, took the event of a completion that raced
+	 * its arming (a send's, typically) and found nothing to return would
+	 * sleep with no notification requested: the next datagram would not
+	 * wake it, only the wake_up_interval would. */
+	if (rs_cq_take_event(&q->comp))
+		rs_cq_arm(&q->comp);
 	while ((n = ibv_poll_cq(q->comp.cq, 16, wc)) > 0) {
 		for (int i = 0; i < n; i++) {
 			uint32_t slot = (uint32_t)wc[i].wr_id;
