@@ -455,7 +455,7 @@ static int ud_ping(const char *addr, const char *port, long count, long stop_pid
 	struct sockaddr_storage ss;
 	struct udpong_msg m, r;
 	long resent = 0, stale = 0;
-	int s;
+	int s, n_ok = 0;
 
 	alarm(50);
 	if (resolve(addr, port, &ss))
@@ -499,11 +499,14 @@ static int ud_ping(const char *addr, const char *port, long count, long stop_pid
 				die("kill SIGSTOP");
 			memset(&r, 0, sizeof(r));
 			r.op = UDPONG_UNKNOWN;
-			for (int k = 0; k < 1000; k++)
+			for (int k = 0; k < 1000 && n_ok >= 0; k++)
 				if (rsend(s, &r, sizeof(r), 0) != sizeof(r))
-					die("rsend (flood)");
+					n_ok = -1;
+			/* resumed whatever happened */
 			if (kill((pid_t)stop_pid, SIGCONT))
 				die("kill SIGCONT");
+			if (n_ok < 0)
+				die("rsend (flood)");
 			printf("1000 datagrams sent to the stopped server\n");
 		}
 	}
