@@ -44,3 +44,15 @@ $(BUILD)/tests/rdmacm/%: $(call obj,tests/rdmacm/%.c)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lrdmacm -libverbs -lpthread
 
 tests: $(RDMACM_TEST_BINS)
+
+# tests/rdmacm/preload/*.c: LD_PRELOAD libraries a test puts in front of the
+# shims to force an order of events (no sanitizers: loaded into stock
+# programs).
+RDMACM_PRELOAD_SRCS := $(wildcard tests/rdmacm/preload/*.c)
+RDMACM_PRELOAD_LIBS := $(patsubst tests/rdmacm/preload/%.c,$(BUILD)/tests/rdmacm/%.so,$(RDMACM_PRELOAD_SRCS))
+$(BUILD)/tests/rdmacm/%.so: tests/rdmacm/preload/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS_ALL)) -fPIC -shared \
+		-o $@ $< -ldl
+
+tests: $(RDMACM_PRELOAD_LIBS)

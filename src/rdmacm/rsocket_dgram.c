@@ -111,6 +111,7 @@ struct rs_dgram {
 	uint32_t *free_slots, nfree;
 	uint32_t sq_size, rq_size;
 	uint64_t dropped; /* malformed or unqueueable datagrams */
+	bool waiting;     /* CQs armed for a sleep (rs_ds_wait_fds); cleared by the next call */
 };
 
 /* --- helpers ------------------------------------------------------------------ */
@@ -586,7 +587,16 @@ static void rs_ds_poll_cq(struct rsocket *rs, struct rs_ds_qp *q)
 	struct ibv_wc wc[16];
 	int n;
 
-	rs_cq_take_event(&q->comp);
+	/* An event taken disarms the CQ. A waiter between its arming and its
+	 * sleep (rs_ds_wait_fds set ds->waiting) arms it again before polling
+	 * it dry (ibv_get_cq_event(3): get, request notification, then poll):
+	 * else, having taken the event of a completion that raced its arming
+	 * (a send's, typically) and found nothing to return, it would sleep
+	 * with no notification requested, the next datagram waking nobody
+	 * until wake_up_interval. Outside a wait the CQ stays unarmed: no
+	 * event per completion while the caller is busy. */
+	if (rs_cq_take_event(&q->comp) && ds->waiting)
+		rs_cq_arm(&q->comp);
 	while ((n = ibv_poll_cq(q->comp.cq, 16, wc)) > 0) {
 		for (int i = 0; i < n; i++) {
 			uint32_t slot = (uint32_t)wc[i].wr_id;
@@ -721,6 +731,7 @@ ssize_t rs_dgram_sendto(struct rsocket *rs, const struct iovec *iov, int iovcnt,
 		return -1;
 	}
 	pthread_mutex_lock(&rs->lock);
+	ds->waiting = false;
 	rs_ds_progress(rs);
 	if (to)
 		err = rs_ds_get_dest(rs, to, &d);
@@ -783,6 +794,7 @@ ssize_t rs_dgram_recvfrom(struct rsocket *rs, const struct iovec *iov, int iovcn
 	int err;
 
 	pthread_mutex_lock(&rs->lock);
+	ds->waiting = false;
 	rs_ds_progress(rs);
 	if (!ds->head) {
 		err = rs_ds_wait(rs, rs_nonblocking(rs, flags), rs_ds_have_data);
@@ -956,6 +968,7 @@ static int rs_ds_wait_fds(struct rsocket *rs, struct pollfd *fds)
 {
 	int n = 0;
 
+	rs->ds->waiting = true;
 	fds[n++] = (struct pollfd){ .fd = rs->ds->udp, .events = POLLIN };
 	for (struct rs_ds_qp *q = rs->ds->qps; q && n < 1 + RS_DS_MAX_QPS; q = q->next) {
 		rs_cq_arm(&q->comp);

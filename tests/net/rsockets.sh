@@ -11,9 +11,12 @@
 #               once, 20 MB each way, every byte checked
 #   riostream   riomap + riowrite (direct placement), data verified
 #   rcopy       a 3 MB file, compared byte for byte
-#   udpong      datagram rsockets (UD): echoed datagrams, also after junk
-#               datagrams at the server's UDP port and malformed UD messages
-#               at its QP
+#   udpong      datagram rsockets (UD): echoed datagrams; its server also
+#               after junk datagrams at its UDP port, malformed UD messages at
+#               its QP and more datagrams than its receive queue holds (with
+#               tests/rdmacm/rs_hostile udping as the client), and with every
+#               send completion forced to race its blocking rrecvfrom's
+#               arming of the CQ (tests/rdmacm/preload/late_cq_event.c)
 #   librspreload (rdma-core's LD_PRELOAD library) under ordinary TCP
 #               programs: tests/net/rs_echo (3 MB echoed and checked; its
 #               poll() mixes the rsocket with a pipe; also with librspreload's
@@ -44,10 +47,11 @@ PAIR_WAIT=wait_cm_listen
 ECHO=$PWD/$BUILD/tests/net/rs_echo
 HOSTILE=$PWD/$BUILD/tests/rdmacm/rs_hostile
 DUPLEX=$PWD/$BUILD/tests/rdmacm/rs_duplex
+LATE_CQ_EVENT=$PWD/$BUILD/tests/rdmacm/late_cq_event.so
 PRELOAD=${RSPRELOAD:-/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so}
 
 for f in "$XRXED" "$PWD/$BUILD/lib/xrxe/librdmacm.so.1" "$PWD/$BUILD/lib/xrxe/libibverbs.so.1" \
-	"$ECHO" "$HOSTILE" "$DUPLEX"; do
+	"$ECHO" "$HOSTILE" "$DUPLEX" "$LATE_CQ_EVENT"; do
 	if [ ! -e "$f" ]; then
 		tap_fail "$f is built (make tests)"
 		exit 1
@@ -69,6 +73,22 @@ wait_udp() {
 		sleep 0.05
 	done
 	return 1
+}
+
+# leaf_pid PID: the innermost descendant of PID (the program a backgrounded
+# `ns_exec NS timeout ... xrxe run -- PROG` runs).
+leaf_pid() {
+	local p=$1 c
+	while c=$(pgrep -P "$p" | head -n 1) && [ -n "$c" ]; do p=$c; done
+	echo "$p"
+}
+
+# stop_bg PID: a backgrounded ns_exec and what it runs (timeout forwards the
+# TERM to its program).
+stop_bg() {
+	pkill -TERM -P "$1" 2>/dev/null
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
 }
 
 # RoCEv2 packets the transport of xrxed in A has received (across the veth
@@ -129,14 +149,20 @@ for where in across loopback; do
 			cmp "$TMP/file.src" "$TMP/file.dst"
 
 	# udpong: datagram rsockets (UD). Its server serves until stopped; its
-	# client resends what is not answered within 1 ms (so on a loaded machine
-	# each datagram may go several times: small sizes and counts), and both
-	# run blocking.
+	# client resends what is not answered within 1 ms, and both run
+	# blocking. That client resends the last datagram it *received*, not
+	# the one it is waiting for: on a loaded machine answers take longer
+	# than 1 ms, stale copies pile up in flight until they fill a receive
+	# queue (384), and once the datagram it waits for is the one dropped,
+	# the client circulates stale copies for ever (2 in 40 runs of 50
+	# datagrams under load, with or without junk). So a short run of it
+	# here; the server's longer checks use rs_hostile udping, which
+	# resends its own datagram.
 	next_port
 	PAIR_WAIT=wait_udp PAIR_SERVER_STAYS=1 \
-		pair "udpong: 100 echoed datagrams of 64 B ($tag)" "$NS_A" "$CNS" $PORT -- \
+		pair "udpong: 20 echoed datagrams of 64 B ($tag)" "$NS_A" "$CNS" $PORT -- \
 		udpong -b "$SRV" -p $PORT -T b -- \
-		udpong -s "$SRV" -p $PORT -S 64 -C 100 -T e -T b
+		udpong -s "$SRV" -p $PORT -S 64 -C 20 -T e -T b
 	next_port
 	ns_exec "$NS_A" timeout "$T" "${RUN[@]}" udpong -b "$SRV" -p $PORT -T b \
 		>"$TMP/udpong_junk.server" 2>&1 &
@@ -153,9 +179,13 @@ for where in across loopback; do
 		# the QP as a peer does).
 		tap_check "malformed UD messages sent to udpong's QP ($tag)" \
 			ns_exec "$CNS" timeout 30 "${RUN[@]}" "$HOSTILE" udjunk "$SRV" $PORT
-		tap_check "udpong after junk datagrams: 50 x 64 B echoed ($tag)" \
-			ns_exec "$CNS" timeout "$T" "${RUN[@]}" udpong -s "$SRV" -p $PORT -S 64 -C 50 \
-			-T e -T b
+		# Then 1000 datagrams while it is stopped (SIGSTOP): its daemon
+		# drops what its 384 receive WQEs do not hold; then 50 more, each
+		# echoed intact.
+		lpid=$(leaf_pid $spid)
+		tap_check "udpong after junk datagrams and 1000 datagrams while stopped: 50 x 64 B echoed ($tag)" \
+			ns_exec "$CNS" timeout "$T" "${RUN[@]}" "$HOSTILE" udping "$SRV" $PORT 50 "$lpid"
+		kill -CONT "$lpid" 2>/dev/null # (if udping died before it did)
 		if kill -0 $spid 2>/dev/null; then
 			tap_ok "udpong's server survived the junk ($tag)"
 		else
@@ -166,8 +196,38 @@ for where in across loopback; do
 	else
 		tap_fail "udpong server started ($tag)"
 	fi
-	kill $spid 2>/dev/null
-	wait $spid 2>/dev/null
+	stop_bg $spid
+
+	# A blocking rrecvfrom arms its QP's CQ, looks once more and sleeps.
+	# late_cq_event.so makes every look wait for an event on the channel,
+	# so the completion of the echo udpong has just sent always lands
+	# between the arming and the look, whose ibv_get_cq_event takes it:
+	# unless the CQ is armed again before sleeping, the next datagram wakes
+	# nobody. The wake_up_interval that would end such a sleep (1 s) is an
+	# hour here (rdma-core's configuration file, in a mount namespace of
+	# the server's own), so that a missed wake-up is a hang, not a delay.
+	next_port
+	desc="udpong's blocking rrecvfrom wakes for each datagram with every send completion racing its arming (late_cq_event.so): 20 x 64 B echoed ($tag)"
+	if [ ! -d /etc/rdma ]; then
+		tap_skip "$desc" "no /etc/rdma to mount the configuration over"
+	else
+		mkdir -p "$TMP/rsconf"
+		echo 3600000 >"$TMP/rsconf/wake_up_interval"
+		ns_exec "$NS_A" timeout "$T" unshare -m --propagation private sh -c \
+			'mount -t tmpfs rsconf /etc/rdma && mkdir /etc/rdma/rsocket &&
+			cp "$0"/* /etc/rdma/rsocket/ && exec "$@"' "$TMP/rsconf" \
+			"${RUN[@]}" env LD_PRELOAD="$LATE_CQ_EVENT" udpong -b "$SRV" -p $PORT -T b \
+			>"$TMP/udpong_late.server" 2>&1 &
+		spid=$!
+		if wait_udp "$NS_A" $PORT; then
+			tap_check "$desc" \
+				ns_exec "$CNS" timeout 30 "${RUN[@]}" "$HOSTILE" udping "$SRV" $PORT 20
+		else
+			tap_fail "$desc (the server did not start)"
+			tap_diag "$(tail -n 8 "$TMP/udpong_late.server")"
+		fi
+		stop_bg $spid
+	fi
 
 	if [ ! -e "$PRELOAD" ]; then
 		tap_skip "librspreload rows ($tag)" "$PRELOAD is missing (Debian's librdmacm1)"

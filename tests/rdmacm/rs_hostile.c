@@ -19,6 +19,22 @@
  *                                      version, with a length that does not
  *                                      match the version or the message;
  *                                      exits 0 once all went out
+ *   rs_hostile udping ADDR PORT COUNT [STOP_PID]
+ *                                      an honest client of udpong's server
+ *                                      (its echo op): COUNT datagrams, one at
+ *                                      a time, each echoed intact or the same
+ *                                      one sent again after 200 ms, stale
+ *                                      echoes ignored; exits 0 once all came
+ *                                      back. udpong's own client resends the
+ *                                      last datagram it *received*, so once
+ *                                      its current one is dropped (a full
+ *                                      receive queue) it circulates stale
+ *                                      copies forever. With STOP_PID, after
+ *                                      the first echo it stops that process
+ *                                      (the server) with SIGSTOP, sends it
+ *                                      1000 datagrams (more than its 384
+ *                                      receive WQEs: the rest dropped) and
+ *                                      resumes it
  *   rs_hostile client ADDR PORT recv|trickle|send|connect|keepalive
  *                                      (keepalive: SO_KEEPALIVE with
  *                                      TCP_KEEPIDLE 1 s, then rrecv; its
@@ -423,6 +439,83 @@ static int client(const char *addr, const char *port, const char *what)
 	}
 }
 
+/* udpong's message (rdma-core librdmacm/examples/udpong.c): its server
+ * echoes op 3 (echo) back whole and counts, without answering, ops it does
+ * not know. */
+struct udpong_msg {
+	uint8_t op, id, seqno, reserved;
+	uint32_t data;
+	uint8_t buf[56];
+};
+#define UDPONG_ECHO 3
+#define UDPONG_UNKNOWN 0xfe
+
+static int ud_ping(const char *addr, const char *port, long count, long stop_pid)
+{
+	struct sockaddr_storage ss;
+	struct udpong_msg m, r;
+	long resent = 0, stale = 0;
+	int s, n_ok = 0;
+
+	alarm(50);
+	if (resolve(addr, port, &ss))
+		die("resolve");
+	s = rsocket(ss.ss_family, SOCK_DGRAM, 0);
+	if (s < 0 || rconnect(s, (struct sockaddr *)&ss, ss.ss_family == AF_INET ?
+			      sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6)))
+		die("rsocket/rconnect (datagram)");
+	for (long i = 0; i < count; i++) {
+		memset(&m, 0, sizeof(m));
+		m.op = UDPONG_ECHO;
+		m.seqno = (uint8_t)i;
+		m.data = htobe32((uint32_t)i);
+		for (size_t k = 0; k < sizeof(m.buf); k++)
+			m.buf[k] = (uint8_t)(i * 7 + k);
+		if (rsend(s, &m, sizeof(m), 0) != sizeof(m))
+			die("rsend");
+		for (;;) {
+			struct pollfd pfd = { .fd = s, .events = POLLIN };
+			ssize_t n;
+
+			if (rpoll(&pfd, 1, 200) <= 0) {
+				if (rsend(s, &m, sizeof(m), 0) != sizeof(m))
+					die("rsend");
+				resent++;
+				continue;
+			}
+			n = rrecv(s, &r, sizeof(r), MSG_DONTWAIT);
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				continue;
+			if (n < 0)
+				die("rrecv");
+			if (n == sizeof(m) && !memcmp(&r, &m, sizeof(m)))
+				break;
+			stale++;
+		}
+		if (i == 0 && stop_pid > 0) {
+			/* The server asleep, more datagrams than its receive
+			 * queue holds: its daemon drops the rest. */
+			if (kill((pid_t)stop_pid, SIGSTOP))
+				die("kill SIGSTOP");
+			memset(&r, 0, sizeof(r));
+			r.op = UDPONG_UNKNOWN;
+			for (int k = 0; k < 1000 && n_ok >= 0; k++)
+				if (rsend(s, &r, sizeof(r), 0) != sizeof(r))
+					n_ok = -1;
+			/* resumed whatever happened */
+			if (kill((pid_t)stop_pid, SIGCONT))
+				die("kill SIGCONT");
+			if (n_ok < 0)
+				die("rsend (flood)");
+			printf("1000 datagrams sent to the stopped server\n");
+		}
+	}
+	printf("%ld datagrams echoed intact (%ld resent after 200 ms, %ld stale echoes ignored)\n",
+	       count, resent, stale);
+	rclose(s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -434,7 +527,10 @@ int main(int argc, char **argv)
 		return client(argv[2], argv[3], argv[4]);
 	if (argc == 4 && !strcmp(argv[1], "udjunk"))
 		return ud_junk(argv[2], argv[3]);
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "udping"))
+		return ud_ping(argv[2], argv[3], atol(argv[4]), argc == 6 ? atol(argv[5]) : 0);
 	fprintf(stderr, "usage: rs_hostile server|connect MODE ADDR PORT | client ADDR PORT "
-		"recv|trickle|send|connect|keepalive | udjunk ADDR PORT\n");
+		"recv|trickle|send|connect|keepalive | udjunk ADDR PORT | "
+		"udping ADDR PORT COUNT [STOP_PID]\n");
 	return 2;
 }
