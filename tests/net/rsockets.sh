@@ -302,7 +302,7 @@ for spec in bad-version:connect:111 short-data:connect:111 no-credits:connect:11
 	next_port
 	desc="hostile peer '$mode': the client's $call fails with errno $want"
 	log=$TMP/$(echo "$desc" | tr -c 'A-Za-z0-9_\n' '_')
-	ns_exec "$NS_A" timeout 30 "${RUN[@]}" "$HOSTILE" server "$mode" "$IP4_A" $PORT \
+	ns_exec "$NS_A" timeout 90 "${RUN[@]}" "$HOSTILE" server "$mode" "$IP4_A" $PORT \
 		>"$log.server" 2>&1 &
 	spid=$!
 	if ! wait_cm_listen "$NS_A" $PORT; then
@@ -312,7 +312,7 @@ for spec in bad-version:connect:111 short-data:connect:111 no-credits:connect:11
 		wait $spid 2>/dev/null
 		continue
 	fi
-	ns_exec "$NS_B" timeout 30 "${RUN[@]}" "$HOSTILE" client "$IP4_A" $PORT "$call" \
+	ns_exec "$NS_B" timeout 90 "${RUN[@]}" "$HOSTILE" client "$IP4_A" $PORT "$call" \
 		>"$log.client" 2>&1
 	crc=$?
 	wait $spid 2>/dev/null
