@@ -345,13 +345,15 @@ bw_print() {
 }
 
 [ "$REPEAT" -gt 1 ] && echo "perftest rows: median of $REPEAT runs back to back (same daemons)"
+if [ "$ONLY" != lat ]; then
 printf '%-34s %12s %10s %9s%s\n' "perftest over xrxe (RC, -F)" "BW Gbit/s" "Mpps" "CPU s/GB" "$SP"
 for t in ib_write_bw ib_read_bw ib_send_bw; do
 	for size in 64 4096 65536; do
 		bw_print crossed "$t-$size" "$t -s $size"
 	done
 done
-if [ -n "$ONECORE" ]; then
+fi
+if [ -n "$ONECORE" ] && [ "$ONLY" != lat ]; then
 	echo "one core per host: xrxed A + client cpu $CPU_DA, xrxed B + server cpu $CPU_DB"
 	for size in 64 4096 65536; do
 		bw_print onecore "ib_write_bw-$size" "ib_write_bw -s $size"
