@@ -3,7 +3,8 @@
 # all in one run: ib_write_bw / ib_read_bw / ib_send_bw at 64 B, 4 KiB and
 # 64 KiB and ib_write_lat at 64 B (xrxed in each namespace, perftest through
 # `xrxe run`), the AF_XDP blaster (4198-byte frames) and ping-pong (62-byte
-# frames) through the I/O layer with no transport, and kernel TCP (iperf3).
+# frames) through the I/O layer with no transport, kernel TCP (iperf3), and
+# what one wake-up of a task on a CPU that a spinner holds costs (wake_cost).
 # One veth pair at MTU 9000, so path MTU 4096. The ratios at the end are the
 # point; the absolute numbers depend on the machine and on what else runs.
 #
@@ -150,6 +151,16 @@ RTT_P50=$(val rtt_p50_us "$tmp/ping")
 RTT_P99=$(val rtt_p99_us "$tmp/ping")
 HALF_P50=$(ratio "$RTT_P50" 2)
 HALF_P99=$(ratio "$RTT_P99" 2)
+
+# What one wake-up of a task on cpu1 costs while a spinner holds that CPU:
+# the floor under each hop of ib_write_lat, whose receiving daemon sleeps
+# (docs/performance.md, "Where a round trip of ib_write_lat goes").
+WAKE_P10=n/a WAKE_P50=n/a
+if [ -x "$BUILD/tests/bench/wake_cost" ] &&
+	"$BUILD/tests/bench/wake_cost" --count 2000 --spin >"$tmp/wake" 2>&1; then
+	WAKE_P10=$(val wake_p10_us "$tmp/wake")
+	WAKE_P50=$(val wake_p50_us "$tmp/wake")
+fi
 
 TCP=n/a
 if [ "$ONLY" != lat ] && command -v iperf3 >/dev/null; then
@@ -374,6 +385,7 @@ if [ -n "$ONECORE" ]; then
 	echo
 fi
 printf '%-34s %12s %10s\n' "  raw AF_XDP ${PING_FRAME:-?} B, half RTT" "$HALF_P50" "$HALF_P99"
+printf '%-34s %12s %10s\n' "  wake-up into a busy CPU" "p10 $WAKE_P10" "p50 $WAKE_P50"
 [ -s "$tmp/sched-report" ] && cat "$tmp/sched-report"
 
 WRITE64K=$(med crossed ib_write_bw-65536 1)
