@@ -39,6 +39,7 @@
 #                       woken, by whom, and how long a ready daemon waited for
 #                       its CPU (make VERBS_LAT_ITERS large enough that the
 #                       row lasts 2 s or more)
+#   VERBS_NAPI_THREADED=1  threaded NAPI on both veth ends
 #   VERBS_PING_COUNT=N  raw ping-pong round trips (default 20000)
 #   VERBS_XRXED=PATH    the xrxed binary (default $BUILD/bin/xrxed), e.g. an
 #                       older build to alternate with
@@ -157,7 +158,7 @@ HALF_P99=$(ratio "$RTT_P99" 2)
 # (docs/performance.md, "Where a round trip of ib_write_lat goes").
 WAKE_P10=n/a WAKE_P50=n/a
 if [ -x "$BUILD/tests/bench/wake_cost" ] &&
-	"$BUILD/tests/bench/wake_cost" --count 2000 --spin >"$tmp/wake" 2>&1; then
+	"$BUILD/tests/bench/wake_cost" --count 500 --spin >"$tmp/wake" 2>&1; then
 	WAKE_P10=$(val wake_p10_us "$tmp/wake")
 	WAKE_P50=$(val wake_p50_us "$tmp/wake")
 fi
@@ -186,6 +187,14 @@ if ! netns_wait_file "/run/xrxe/$IF_A.sock" 10 || ! netns_wait_file "/run/xrxe/$
 	exit 1
 fi
 
+# VERBS_NAPI_THREADED=1: both veth ends receive in a NAPI kthread instead of
+# inline in the sender's sendto() (per device, gone with the namespaces; a
+# veth has NAPI instances only once XDP is attached, so after the daemons).
+if [ "${VERBS_NAPI_THREADED:-0}" = 1 ]; then
+	ns_exec "$NS_A" sh -c "echo 1 >/sys/class/net/$IF_A/threaded" &&
+		ns_exec "$NS_B" sh -c "echo 1 >/sys/class/net/$IF_B/threaded" ||
+		echo "verbs bench: cannot set threaded NAPI on the veth pair"
+fi
 DAEMON_A=$(pgrep -f "^$XRXED .*$IF_A\$" | head -n 1)
 DAEMON_B=$(pgrep -f "^$XRXED .*$IF_B\$" | head -n 1)
 # cpu_ticks PID: user + system time of PID so far, in clock ticks (0 if gone).
