@@ -3,7 +3,8 @@
 # all in one run: ib_write_bw / ib_read_bw / ib_send_bw at 64 B, 4 KiB and
 # 64 KiB and ib_write_lat at 64 B (xrxed in each namespace, perftest through
 # `xrxe run`), the AF_XDP blaster (4198-byte frames) and ping-pong (62-byte
-# frames) through the I/O layer with no transport, and kernel TCP (iperf3).
+# frames) through the I/O layer with no transport, kernel TCP (iperf3), and
+# what one wake-up of a task on a CPU that a spinner holds costs (wake_cost).
 # One veth pair at MTU 9000, so path MTU 4096. The ratios at the end are the
 # point; the absolute numbers depend on the machine and on what else runs.
 #
@@ -30,12 +31,24 @@
 #   VERBS_NICE=N        nice value of both daemons (default -10; 0 = as started)
 #   VERBS_XRXED_OPTS="..."  extra xrxed options for both daemons, e.g.
 #                       "--rt-priority 10" or "--rexmit fixed"
+#   VERBS_ONLY=lat      only the latency rows and the raw ping-pong (no
+#                       blasts, iperf3 or bandwidth rows): a ~20 s run for
+#                       comparing daemon builds minute by minute
+#   VERBS_SCHED_TRACE=1 record the scheduler (perf sched) for 0.5 s of each
+#                       ib_write_lat row and print how often the daemons were
+#                       woken, by whom, and how long a ready daemon waited for
+#                       its CPU (make VERBS_LAT_ITERS large enough that the
+#                       row lasts 2 s or more)
+#   VERBS_NAPI_THREADED=1  threaded NAPI on both veth ends
+#   VERBS_PING_COUNT=N  raw ping-pong round trips (default 20000)
+#   VERBS_XRXED=PATH    the xrxed binary (default $BUILD/bin/xrxed), e.g. an
+#                       older build to alternate with
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
 source tests/lib/netns.sh
 P=$PWD/$BUILD/tests/net/xskprobe
-XRXED=$PWD/$BUILD/bin/xrxed
+XRXED=${VERBS_XRXED:-$PWD/$BUILD/bin/xrxed}
 RUN=("$PWD/$BUILD/bin/xrxe" run --)
 DURATION=${BENCH_DURATION:-3}
 LAT_ITERS=${VERBS_LAT_ITERS:-20000}
@@ -47,6 +60,7 @@ CROSSED="$CPU_DA $CPU_DB $CPU_S $CPU_C"
 ONECORE="$CPU_DA $CPU_DB $CPU_DB $CPU_DA"
 [ "${VERBS_ONECORE:-1}" != 0 ] && [ "$CPU_DA" != - ] && [ "$CPU_DB" != - ] || ONECORE=
 REPEAT=${VERBS_REPEAT:-1}
+ONLY=${VERBS_ONLY:-}
 # The daemons run at a higher priority than perftest: when a frame or a WQE
 # is waiting they must get the core from a spinning perftest at once, and
 # when idle they give it back within 10 us (xrxed's spin policy).
@@ -111,6 +125,7 @@ blast() {
 	wait "$rxpid"
 	rm -f "$tmp/ready"
 }
+if [ "$ONLY" != lat ]; then
 blast 4200
 RAW_FRAME=$(val gen_frame_len "$tmp/tx-4200")
 RAW_MPPS=$(val rx_mpps "$tmp/rx-4200")
@@ -119,12 +134,15 @@ RAW_GBPS=$(val rx_gbps "$tmp/rx-4200")
 blast 64
 SMALL_FRAME=$(val gen_frame_len "$tmp/tx-64")
 SMALL_MPPS=$(val rx_mpps "$tmp/rx-64")
+fi
 
-ns_bg "$NS_B" "$P" pong "$IF_B" --spin --cpu 1 --timeout 30 \
+# Both ends bounded: on a loaded machine 20,000 round trips can outlast a
+# pong that stopped, and ping waits a second for each echo that never comes.
+ns_bg "$NS_B" "$P" pong "$IF_B" --spin --cpu 1 --timeout 150 \
 	--ready-file "$tmp/ready" >"$tmp/pong" 2>&1
 pongpid=$NETNS_LAST_PID
 netns_wait_file "$tmp/ready" 5
-ns_exec "$NS_A" "$P" ping "$IF_A" --spin --cpu 0 --count 20000 --size 64 \
+ns_exec "$NS_A" timeout 120 "$P" ping "$IF_A" --spin --cpu 0 --count "${VERBS_PING_COUNT:-20000}" --size 64 \
 	--addrs "$ADDRS" >"$tmp/ping" 2>&1
 kill "$pongpid" 2>/dev/null
 wait "$pongpid" 2>/dev/null
@@ -135,8 +153,18 @@ RTT_P99=$(val rtt_p99_us "$tmp/ping")
 HALF_P50=$(ratio "$RTT_P50" 2)
 HALF_P99=$(ratio "$RTT_P99" 2)
 
+# What one wake-up of a task on cpu1 costs while a spinner holds that CPU:
+# the floor under each hop of ib_write_lat, whose receiving daemon sleeps
+# (docs/performance.md, "Where a round trip of ib_write_lat goes").
+WAKE_P10=n/a WAKE_P50=n/a
+if [ -x "$BUILD/tests/bench/wake_cost" ] &&
+	"$BUILD/tests/bench/wake_cost" --count 500 --spin >"$tmp/wake" 2>&1; then
+	WAKE_P10=$(val wake_p10_us "$tmp/wake")
+	WAKE_P50=$(val wake_p50_us "$tmp/wake")
+fi
+
 TCP=n/a
-if command -v iperf3 >/dev/null; then
+if [ "$ONLY" != lat ] && command -v iperf3 >/dev/null; then
 	ns_bg "$NS_B" iperf3 -s -1 -p 5299 >/dev/null 2>&1
 	iperfpid=$NETNS_LAST_PID
 	sleep 0.5
@@ -159,6 +187,14 @@ if ! netns_wait_file "/run/xrxe/$IF_A.sock" 10 || ! netns_wait_file "/run/xrxe/$
 	exit 1
 fi
 
+# VERBS_NAPI_THREADED=1: both veth ends receive in a NAPI kthread instead of
+# inline in the sender's sendto() (per device, gone with the namespaces; a
+# veth has NAPI instances only once XDP is attached, so after the daemons).
+if [ "${VERBS_NAPI_THREADED:-0}" = 1 ]; then
+	ns_exec "$NS_A" sh -c "echo 1 >/sys/class/net/$IF_A/threaded" &&
+		ns_exec "$NS_B" sh -c "echo 1 >/sys/class/net/$IF_B/threaded" ||
+		echo "verbs bench: cannot set threaded NAPI on the veth pair"
+fi
 DAEMON_A=$(pgrep -f "^$XRXED .*$IF_A\$" | head -n 1)
 DAEMON_B=$(pgrep -f "^$XRXED .*$IF_B\$" | head -n 1)
 # cpu_ticks PID: user + system time of PID so far, in clock ticks (0 if gone).
@@ -229,26 +265,77 @@ bw_row() {
 	fi
 	echo "$(field "$f" 4) $(field "$f" 5) $gb" >>"$tmp/res/$1/$2-$3"
 }
+# sched_trace PLACEMENT: in the background, once the ib_write_lat client
+# runs, record the scheduler's events on every CPU for SCHED_TRACE_S seconds
+# into $tmp/sched-PLACEMENT.data (VERBS_SCHED_TRACE=1; needs perf).
+SCHED_TRACE_S=0.5
+sched_trace() {
+	local i
+	for i in $(seq 200); do
+		pgrep -f "ib_write_lat -d xrxe_$IF_A" >/dev/null && break
+		sleep 0.05
+	done
+	sleep 1
+	perf sched record -a -o "$tmp/sched-$1.data" -- sleep "$SCHED_TRACE_S" >/dev/null 2>&1
+}
+# sched_report PLACEMENT: what the trace says about the daemons: how often
+# they were woken and by whom (the peer daemon: its sendto() delivered a
+# frame; perftest: a doorbell), and how long a daemon that was ready to run
+# waited for its CPU ("sch delay" of perf sched timehist: from the wake-up,
+# or from being preempted, to running).
+sched_report() {
+	local data=$tmp/sched-$1.data
+	[ -s "$data" ] || { echo "  sched trace ($1): none recorded"; return; }
+	perf sched timehist -w -i "$data" 2>/dev/null >"$data.txt"
+	# ms -> us, sorted: the delays of the two daemons' runs
+	awk -v a="xrxed[$DAEMON_A]" -v b="xrxed[$DAEMON_B]" \
+		'($3 == a || $3 == b) && $5 ~ /^[0-9.]+$/ { print $5 * 1000 }' "$data.txt" |
+		sort -g >"$data.delays"
+	awk -v a="xrxed[$DAEMON_A]" -v b="xrxed[$DAEMON_B]" -v s="$SCHED_TRACE_S" \
+	    -v avg="$(field "$tmp/ib_write_lat-64" 6)" -v pl="$1" -v dl="$data.delays" '
+		$4 == "awakened:" && ($5 == a || $5 == b) {
+			if ($3 == a || $3 == b) frame++; else if ($3 ~ /^ib_write_lat/) bell++; else other++ }
+		END {
+			while ((getline x <dl) > 0) d[++n] = x
+			w = frame + bell + other
+			rtt = avg ~ /^[0-9.]+$/ && avg > 0 ? s * 1e6 / (2 * avg) : 0
+			printf "  sched trace (%s, %.1f s): %d daemon wake-ups (%d by the peer daemon'"'"'s frame, %d by a doorbell, %d other)", pl, s, w, frame, bell, other
+			if (rtt) printf ", %.2f per round trip at the row'"'"'s average latency", w / rtt
+			p90 = int(n * 0.9); if (p90 < 1) p90 = 1
+			printf "\n  daemon ready -> running: median %.1f us, p90 %.1f us over %d runs\n", n ? d[int((n + 1) / 2)] : 0, n ? d[p90] : 0, n
+		}' "$data.txt"
+}
 lat_row() {
+	local tp=
+	if [ "${VERBS_SCHED_TRACE:-0}" = 1 ] && command -v perf >/dev/null; then
+		sched_trace "$1" &
+		tp=$!
+	fi
 	perftest ib_write_lat 64 -n "$LAT_ITERS"
+	[ -n "$tp" ] && wait "$tp"
 	echo "$(field "$tmp/ib_write_lat-64" 5) $(field "$tmp/ib_write_lat-64" 8)" \
 		>>"$tmp/res/$1/ib_write_lat-64"
+	[ -n "$tp" ] && sched_report "$1" >>"$tmp/sched-report"
 }
 
 for _ in $(seq "$REPEAT"); do
 	place "$CROSSED"
-	for t in ib_write_bw ib_read_bw ib_send_bw; do
-		for size in 64 4096 65536; do
-			bw_row crossed "$t" "$size"
+	if [ "$ONLY" != lat ]; then
+		for t in ib_write_bw ib_read_bw ib_send_bw; do
+			for size in 64 4096 65536; do
+				bw_row crossed "$t" "$size"
+			done
 		done
-	done
+	fi
 	lat_row crossed
 	[ -n "$ONECORE" ] || continue
 	place "$ONECORE"
-	for size in 64 4096 65536; do
-		bw_row onecore ib_write_bw "$size"
-	done
-	bw_row onecore ib_send_bw 64
+	if [ "$ONLY" != lat ]; then
+		for size in 64 4096 65536; do
+			bw_row onecore ib_write_bw "$size"
+		done
+		bw_row onecore ib_send_bw 64
+	fi
 	lat_row onecore
 done
 
@@ -278,13 +365,15 @@ bw_print() {
 }
 
 [ "$REPEAT" -gt 1 ] && echo "perftest rows: median of $REPEAT runs back to back (same daemons)"
+if [ "$ONLY" != lat ]; then
 printf '%-34s %12s %10s %9s%s\n' "perftest over xrxe (RC, -F)" "BW Gbit/s" "Mpps" "CPU s/GB" "$SP"
 for t in ib_write_bw ib_read_bw ib_send_bw; do
 	for size in 64 4096 65536; do
 		bw_print crossed "$t-$size" "$t -s $size"
 	done
 done
-if [ -n "$ONECORE" ]; then
+fi
+if [ -n "$ONECORE" ] && [ "$ONLY" != lat ]; then
 	echo "one core per host: xrxed A + client cpu $CPU_DA, xrxed B + server cpu $CPU_DB"
 	for size in 64 4096 65536; do
 		bw_print onecore "ib_write_bw-$size" "ib_write_bw -s $size"
@@ -305,6 +394,8 @@ if [ -n "$ONECORE" ]; then
 	echo
 fi
 printf '%-34s %12s %10s\n' "  raw AF_XDP ${PING_FRAME:-?} B, half RTT" "$HALF_P50" "$HALF_P99"
+printf '%-34s %12s %10s\n' "  wake-up into a busy CPU" "p10 $WAKE_P10" "p50 $WAKE_P50"
+[ -s "$tmp/sched-report" ] && cat "$tmp/sched-report"
 
 WRITE64K=$(med crossed ib_write_bw-65536 1)
 printf '\n%-34s %12s %10s\n' "raw AF_XDP and kernel baselines" "Gbit/s" "Mpps"
