@@ -216,11 +216,12 @@ void xrxe_cmi_send_rtu(struct xrxe_cm *cm, struct xrxe_cm_id *id, uint64_t now)
 	xrxe_cmi_send(cm, id, &m, false, now);
 }
 
-static void rx_rep(struct xrxe_cm *cm, const struct xrxe_cm_msg *msg)
+static void rx_rep(struct xrxe_cm *cm, const struct xrxe_cm_msg *msg, uint64_t now)
 {
 	const struct xrxe_cm_rep *rep = &msg->rep;
 	struct xrxe_cm_id *id = xrxe_cmi_find_local(cm, rep->remote_comm_id);
 	struct xrxe_cm_event_msg ev;
+	bool sr;
 
 	if (!id) {
 		cm->stats.drop_unknown_id++;
@@ -260,11 +261,21 @@ static void rx_rep(struct xrxe_cm *cm, const struct xrxe_cm_msg *msg)
 	id->ece_remote_set = true;
 	/* Selective repeat only if our REQ offered it and the REP took it
 	 * (cma.c); otherwise go-back-N. Before the application hears of the
-	 * REP, so before its QP sends anything. */
-	if (id->qp_type == IBV_QPT_RC && cm->cfg.ops->qp_sr)
-		cm->cfg.ops->qp_sr(cm->cfg.user, id->owner, id->local_qpn,
-				   id->sr_offered && rep->vendor_id == XRXE_ECE_VENDOR_ID &&
-					   (msg->hdr.attr_mod & XRXE_ECE_OPT_SR));
+	 * REP, so before its QP sends anything. The passive side switched
+	 * before its REP: if ours cannot (no memory, the QP already carried
+	 * a packet or went away), the two ends would disagree -- a SACK our
+	 * QP drops, a hole it never fills but by go-back-N -- so the
+	 * connection is refused instead (REJ, and the application hears
+	 * REJECTED, as for any REJ). */
+	sr = id->sr_offered && rep->vendor_id == XRXE_ECE_VENDOR_ID &&
+	     (msg->hdr.attr_mod & XRXE_ECE_OPT_SR);
+	if (id->qp_type == IBV_QPT_RC && cm->cfg.ops->qp_sr &&
+	    cm->cfg.ops->qp_sr(cm->cfg.user, id->owner, id->local_qpn, sr) && sr) {
+		xrxe_cmi_send_rej(cm, id, XRXE_CM_REJ_NO_RESOURCES, NULL, 0, now);
+		xrxe_cmi_event_init(id, &ev, RDMA_CM_EVENT_REJECTED, XRXE_CM_REJ_NO_RESOURCES);
+		xrxe_cmi_emit(cm, id, &ev);
+		return;
+	}
 	id->ib = IB_REP_RCVD;
 	xrxe_cmi_event_init(id, &ev, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
 	conn_param(id, &ev, rep->private_data, XRXE_CM_REP_PRIVATE);
@@ -871,7 +882,7 @@ void xrxe_cmi_rx_msg(struct xrxe_cm *cm, const struct xrxe_av *reply_av,
 		rx_rej(cm, msg, now);
 		break;
 	case XRXE_CM_ATTR_REP:
-		rx_rep(cm, msg);
+		rx_rep(cm, msg, now);
 		break;
 	case XRXE_CM_ATTR_RTU:
 		rx_rtu(cm, msg);

@@ -443,7 +443,8 @@ static void comp_read_resp(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, ui
 		return; /* not for the oldest WQE: stray or stale */
 	if (psn != qp->comp.psn) {
 		/* A response packet went missing (docs/facts/rxe.md §2.5): retry
-		 * (once per position); the rest of this burst is dropped. */
+		 * (once per position: comp_rx_read); the rest of this burst is
+		 * dropped. */
 		comp_retry(qp, false);
 		return;
 	}
@@ -530,6 +531,20 @@ static void comp_sack(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_
 		xrxe_tpi_sr_sack_rx(qp, psn, bitmap);
 }
 
+/* A READ response: a response-triggered retry goes back once per position
+ * (comp_retry), since the rest of what was in flight shows the same gap.
+ * But a responder answers in PSN order (IBA 9.7.5.1.x), so a response not
+ * after the last one starts it over: it answers requests sent again since,
+ * the retry's own, and a gap in that answer (a response to a later request
+ * first: the oldest one's request or response was lost) is a loss of its
+ * own, to go back for at once rather than after a loss probe. */
+static void comp_rx_read(struct xrxe_tp_qp *qp, uint32_t psn)
+{
+	if (xrxe_psn_cmp(psn, qp->comp.rsp_last) <= 0)
+		qp->comp.retrying = false;
+	qp->comp.rsp_last = psn;
+}
+
 void xrxe_tpi_comp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 {
 	uint32_t psn = xrxe_bth_psn(xrxe_pkt_bth(pkt)), old = qp->comp.psn;
@@ -598,6 +613,7 @@ void xrxe_tpi_comp_rx(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 		/* A read response implicitly acknowledges every earlier
 		 * request (IBA 9.7.5.1.x). A NAK in the AETH of FIRST/LAST/ONLY
 		 * is not allowed; MIDDLE has no AETH (IBA 9.3 opcode table). */
+		comp_rx_read(qp, psn);
 		if (comp_ack_upto(qp, prev, &psn) == ACK_NEED_RETRY) {
 			comp_retry(qp, false);
 		} else if (qp->sr) {

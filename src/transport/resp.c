@@ -923,6 +923,41 @@ static void resp_read_again(struct xrxe_tp_qp *qp, struct tp_res *res, uint32_t 
 	e->msn = res->msn;
 }
 
+/* Go-back-N: a READ asked for again goes out in PSN order among what is
+ * queued, ahead of the answers to later requests (a stream still queued
+ * for one of them included), behind those to earlier ones. A requester
+ * going back N sends this READ and then every request after it again;
+ * were the streams still queued for those later READs answered first
+ * (kept where they were, restarted), the requester, which takes responses
+ * only in PSN order, would drop them all while it waits for this one, and
+ * then wait for them, which nothing sends again, until its loss probe
+ * (docs/selective-repeat.md has the measurements). A probe asks only for
+ * the oldest: its answer goes first too. */
+static void rspq_requeue_read(struct xrxe_tp_qp *qp, struct tp_res *res)
+{
+	struct tp_resp *r = &qp->resp;
+	uint16_t idx = (uint16_t)(res - r->res);
+	struct tp_rspq_ent e;
+	uint32_t i, at;
+
+	if (res->queued) {
+		for (i = r->qhead; i != r->qtail; i++)
+			if (r->q[i & RSPQ_MASK].kind == TP_RSP_READ && r->q[i & RSPQ_MASK].res == idx)
+				break;
+		if (i == r->qtail)
+			return; /* not found: cannot be (queued), leave it */
+		for (; i + 1 != r->qtail; i++)
+			r->q[i & RSPQ_MASK] = r->q[(i + 1) & RSPQ_MASK];
+		r->qtail--;
+	}
+	rsp_res(qp, res);
+	e = r->q[(r->qtail - 1) & RSPQ_MASK];
+	for (at = r->qtail - 1;
+	     at != r->qhead && xrxe_psn_cmp(r->q[(at - 1) & RSPQ_MASK].psn, res->first_psn) > 0; at--)
+		r->q[at & RSPQ_MASK] = r->q[(at - 1) & RSPQ_MASK];
+	r->q[at & RSPQ_MASK] = e;
+}
+
 static void resp_duplicate(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, uint32_t psn)
 {
 	struct tp_resp *r = &qp->resp;
@@ -949,17 +984,15 @@ static void resp_duplicate(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt, ui
 				resp_read_again(qp, res, psn, len);
 				return;
 			}
+			if (!res->queued && rspq_full(r))
+				return;
 			res->cur_psn = psn;
 			res->cur_va = va;
 			res->cur_left = len;
 			res->cur_first = true;
 			/* the response packets it asks for go out again */
 			qp->info.resent_packets += len > qp->mtu ? (len + qp->mtu - 1) / qp->mtu : 1;
-			if (!res->queued) {
-				if (rspq_full(r))
-					return;
-				rsp_res(qp, res);
-			}
+			rspq_requeue_read(qp, res);
 			return;
 		}
 		return; /* not found: class D, drop */

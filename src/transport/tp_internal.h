@@ -270,6 +270,7 @@ struct tp_comp {
 	uint8_t rnr_retry;  /* RNR retries left (7 = infinite) */
 	bool retrying;      /* a response-triggered retry from retry_psn is under way */
 	uint32_t retry_psn;
+	uint32_t rsp_last;  /* go-back-N: PSN of the last READ response received */
 	uint64_t rexmit_deadline; /* local ACK timeout, or XRXE_TP_NO_DEADLINE */
 	uint64_t rnr_deadline;    /* RNR wait, or XRXE_TP_NO_DEADLINE */
 	/* adaptive retransmission (rto.c) */

@@ -223,6 +223,8 @@ static int h_qp_sr(void *user, void *owner, uint32_t qpn, bool on)
 	(void)owner;
 	s->sr_calls++;
 	s->sr_qpn = qpn;
+	if (on && s->sr_fail)
+		return -ENOMEM;
 	s->sr_on = on;
 	return 0;
 }

@@ -82,6 +82,7 @@ struct xrxe_cmh_host {
 	unsigned sr_calls;
 	uint32_t sr_qpn;
 	bool sr_on;
+	bool sr_fail; /* ops->qp_sr fails (-ENOMEM) to switch a QP on */
 	uint32_t script[XRXE_CMH_SCRIPT];
 	unsigned nscript, script_pos;
 	/* faults the tests check are zero */

@@ -125,3 +125,46 @@ Test(cm_sr, application_ece_wins)
 	cr_assert(!h.host[A].sr_on && !h.host[B].sr_on);
 	xrxe_cmh_fini(&h);
 }
+
+/* The REP took selective repeat (the passive side's QP switched before it
+ * sent it), but the active side cannot switch its QP (no memory, or the
+ * QP already carried a packet): the two ends would disagree, so the
+ * active side refuses the connection with a REJ and both applications
+ * hear REJECTED. Before, the failure was ignored and the QPs disagreed. */
+Test(cm_sr, failed_switch_on_rep_rejects)
+{
+	struct xrxe_cmh_hostcfg cfg[2] = { { .selective_repeat = true },
+					   { .selective_repeat = true } };
+	struct xrxe_cm_conn_param p = { .qp_num = 0x31, .responder_resources = 1,
+					.initiator_depth = 1, .retry_count = 7,
+					.rnr_retry_count = 7 };
+	struct xrxe_cm_addr any = { .family = AF_INET, .port = htons(7174) };
+	struct xrxe_cmh_owner *l, *a, *b;
+	struct xrxe_cm_msg rej;
+
+	cr_assert_eq(xrxe_cmh_init(&h, 0x5e1ec8, 2, cfg), 0);
+	h.host[A].sr_fail = true;
+	cr_assert_eq(xrxe_cmh_create_id(&h.host[B], RDMA_PS_TCP, IBV_QPT_RC, &l), 0);
+	cr_assert_eq(xrxe_cm_bind(h.host[B].cm, l->id, &any), 0);
+	cr_assert_eq(xrxe_cm_listen(h.host[B].cm, l->id, 4), 0);
+	cr_assert_eq(xrxe_cmh_create_id(&h.host[A], RDMA_PS_TCP, IBV_QPT_RC, &a), 0);
+	cr_assert_eq(xrxe_cmh_resolve(a, &h.host[B], AF_INET, 7174), 0);
+	cr_assert_eq(xrxe_cm_connect(h.host[A].cm, a->id, &p, NULL, h.now), 0);
+	xrxe_cmh_flush(&h);
+	b = child(l);
+	p.qp_num = 0x32;
+	cr_assert_eq(xrxe_cm_accept(h.host[B].cm, b->id, &p, NULL, 0, h.now), 0);
+	cr_assert(h.host[B].sr_on, "the passive side switched before its REP");
+	xrxe_cmh_flush(&h);
+	cr_assert_eq(h.host[A].sr_calls, 1);
+	cr_assert(!h.host[A].sr_on);
+	cr_assert_not_null(xrxe_cmh_last(&h, A, XRXE_CM_ATTR_REJ), "the active side refused the connection");
+	cr_assert_eq(xrxe_cmh_parse(xrxe_cmh_last(&h, A, XRXE_CM_ATTR_REJ), &rej), 0);
+	cr_assert_eq(rej.rej.reason, XRXE_CM_REJ_NO_RESOURCES);
+	cr_assert_eq(a->count[RDMA_CM_EVENT_REJECTED], 1);
+	cr_assert_eq(a->count[RDMA_CM_EVENT_CONNECT_RESPONSE], 0);
+	cr_assert_eq(b->count[RDMA_CM_EVENT_REJECTED], 1);
+	cr_assert_eq(b->count[RDMA_CM_EVENT_ESTABLISHED], 0);
+	cr_assert_eq(h.host[A].bad_events + h.host[B].bad_events, 0);
+	xrxe_cmh_fini(&h);
+}

@@ -437,9 +437,11 @@ Test(transport_loss, lost_read_response_tail)
 }
 
 /* A response of the first of two 8-packet READs is lost (the gap makes the
- * requester ask for the rest of it) and so is that request: silence, then
- * probes. A probe never asks for the middle of the second READ, which kernel
- * rxe would take as its new start (read_check) and then drop the go-back-N
+ * requester ask for the rest of it and the second again) and so are both
+ * of those requests: silence, then probes. (With only the first lost, the
+ * answer to the second shows the loss at once: comp.c comp_rx_read.) A
+ * probe never asks for the middle of the second READ, which kernel rxe
+ * would take as its new start (read_check) and then drop the go-back-N
  * resend of the whole READ until retry_cnt ran out. */
 Test(transport_loss, read_probes_keep_kernel_rxe_resources_whole)
 {
@@ -450,11 +452,13 @@ Test(transport_loss, read_probes_keep_kernel_rxe_resources_whole)
 
 	env_init(&e, false);
 	warm_up(&e);
-	nplans = 2;
+	nplans = 3;
 	plans[0] = (struct plan){ .from = 1, .opcode = XRXE_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE),
 				  .psn = psn0(&e) + 3, .n = 1 };
 	plans[1] = (struct plan){ .from = 0, .opcode = XRXE_OPCODE(RC, RDMA_READ_REQUEST),
 				  .psn = psn0(&e) + 3, .n = 1 };
+	plans[2] = (struct plan){ .from = 0, .opcode = XRXE_OPCODE(RC, RDMA_READ_REQUEST),
+				  .psn = psn0(&e) + 8, .skip = 1, .n = 1 };
 	plan_arm(&e);
 	memset(abuf + 65536, 0, 2 * 8192);
 	for (i = 0; i < 2; i++)

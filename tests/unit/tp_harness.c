@@ -93,6 +93,11 @@ static int h_tx_reserve(void *user, uint32_t len, struct xrxe_tp_txbuf *buf)
 		h->nobufs++;
 		return -ENOBUFS;
 	}
+	if (h->pol.tx_backlog_ns && h->link_free[1 - s->id] > h->now + h->pol.tx_backlog_ns) {
+		h->tx_full[s->id] = true;
+		h->nobufs++;
+		return -ENOBUFS;
+	}
 	memset(buf, 0, sizeof(*buf));
 	if (!h->pol.multi_frag || len <= 160) {
 		buf->frag[0].data = malloc(len);
@@ -836,30 +841,92 @@ static void deliver(struct xrxe_tph *h, int to, struct xrxe_tph_frame *fr)
 	frame_free(fr);
 }
 
-static bool wire_step(struct xrxe_tph *h)
+/* The earliest time from t at which side i is served (policy sleep_*). */
+static uint64_t side_wake(const struct xrxe_tph *h, int i, uint64_t t)
 {
+	uint64_t e = h->pol.sleep_every_ns, s = h->pol.sleep_ns, ph = i ? e / 2 : 0, x;
+
+	if (!e || !s || s >= e || t < ph || t == UINT64_MAX)
+		return t;
+	x = (t - ph) % e;
+	return x < s ? t - x + s : t;
+}
+
+static bool side_awake(const struct xrxe_tph *h, int i)
+{
+	return side_wake(h, i, h->now) == h->now;
+}
+
+/* Deliver up to max frames due at side `to` (max 0: all of them). */
+static bool wire_step_side(struct xrxe_tph *h, int to, unsigned max)
+{
+	size_t n = h->q[to].tail - h->q[to].head;
+	struct xrxe_tph_frame fr;
 	bool did = false;
-	int to;
 
-	for (to = 0; to < 2; to++) {
-		size_t n = h->q[to].tail - h->q[to].head;
-		struct xrxe_tph_frame fr;
-
-		/* Frames arrive in order of their due times (equal without a
-		 * link model); reordered ones keep theirs. */
-		while (n-- && fifo_head_due(&h->q[to]) <= h->now && fifo_pop(&h->q[to], &fr)) {
-			deliver(h, to, &fr);
-			did = true;
-		}
+	if (!side_awake(h, to))
+		return false;
+	/* Frames arrive in order of their due times (equal without a
+	 * link model); reordered ones keep theirs. */
+	while (n-- && fifo_head_due(&h->q[to]) <= h->now && fifo_pop(&h->q[to], &fr)) {
+		deliver(h, to, &fr);
+		did = true;
+		if (max && !--max)
+			break;
 	}
 	return did;
+}
+
+static bool wire_step(struct xrxe_tph *h)
+{
+	bool did = wire_step_side(h, 0, 0);
+
+	return wire_step_side(h, 1, 0) || did;
 }
 
 void xrxe_tph_step(struct xrxe_tph *h)
 {
 	wire_step(h);
-	xrxe_tp_poll(h->side[0].tp, h->now);
-	xrxe_tp_poll(h->side[1].tp, h->now);
+	if (side_awake(h, 0))
+		xrxe_tp_poll(h->side[0].tp, h->now);
+	if (side_awake(h, 1))
+		xrxe_tp_poll(h->side[1].tp, h->now);
+}
+
+/* Poll side i once: whether it moved. A poll that only met full TX
+ * buffers (tx_backlog_ns) did not: it waits for the link. */
+static bool side_poll(struct xrxe_tph *h, int i)
+{
+	uint64_t sent = h->submitted;
+	bool did;
+
+	h->tx_full[i] = false;
+	did = xrxe_tp_poll(h->side[i].tp, h->now);
+	return did && !(h->tx_full[i] && h->submitted == sent);
+}
+
+/* One side's turn: polls (the policy's rx_burst: bursts, each followed by
+ * a poll, as xrxed's loop). */
+static bool side_serve(struct xrxe_tph *h, int i)
+{
+	bool did = false;
+	int spin;
+
+	if (!side_awake(h, i))
+		return false;
+	if (!h->pol.rx_burst) {
+		for (spin = 0; spin < 64 && side_poll(h, i); spin++)
+			did = true;
+		return did;
+	}
+	for (spin = 0; spin < 64; spin++) {
+		bool rx = wire_step_side(h, i, h->pol.rx_burst);
+
+		if (!side_poll(h, i) && !rx)
+			break;
+		did = true;
+	}
+	return did;
 }
 
 bool xrxe_tph_run(struct xrxe_tph *h, uint64_t max_ns)
@@ -868,21 +935,31 @@ bool xrxe_tph_run(struct xrxe_tph *h, uint64_t max_ns)
 
 	for (;;) {
 		bool did = false;
-		int i, spin;
-		uint64_t d;
+		int i;
+		uint64_t d = UINT64_MAX;
 
 		for (i = 0; i < 2; i++)
-			for (spin = 0; spin < 64 && xrxe_tp_poll(h->side[i].tp, h->now); spin++)
-				did = true;
+			did |= side_serve(h, i);
 		did |= wire_step(h);
 		if (did)
 			continue;
-		d = xrxe_tp_next_deadline(h->side[0].tp);
-		if (xrxe_tp_next_deadline(h->side[1].tp) < d)
-			d = xrxe_tp_next_deadline(h->side[1].tp);
-		for (i = 0; i < 2; i++)
-			if (fifo_head_due(&h->q[i]) < d)
-				d = fifo_head_due(&h->q[i]);
+		/* what is due at a sleeping side waits for it to run; and
+		 * when it runs again it may have work no deadline names
+		 * (doorbells rung meanwhile) */
+		for (i = 0; i < 2; i++) {
+			uint64_t t = xrxe_tp_next_deadline(h->side[i].tp);
+
+			if (fifo_head_due(&h->q[i]) < t)
+				t = fifo_head_due(&h->q[i]);
+			if (!side_awake(h, i))
+				t = h->now;
+			/* TX buffers again once the link's backlog is below the bound */
+			if (h->tx_full[i] && h->link_free[1 - i] - h->pol.tx_backlog_ns < t)
+				t = h->link_free[1 - i] - h->pol.tx_backlog_ns;
+			t = side_wake(h, i, t > h->now ? t : h->now);
+			if (t < d)
+				d = t;
+		}
 		if (d == UINT64_MAX)
 			return true;
 		if (d > end) {

@@ -44,6 +44,19 @@ struct xrxe_tph_policy {
 	 * link_delay_ns later, so a window in flight takes time (loss
 	 * recovery tests). Applies from the next frame submitted. */
 	uint64_t link_bps, link_delay_ns;
+	/* A daemon that shares its core (loss recovery tests): side i is not
+	 * served for sleep_ns out of every sleep_every_ns (side 1 half a
+	 * period after side 0): frames for it wait and its timers wait. */
+	uint64_t sleep_every_ns, sleep_ns;
+	/* Serve a side as xrxed's loop does: at most rx_burst frames
+	 * delivered, then one xrxe_tp_poll (timers included), and again;
+	 * so a backlog is read a burst at a time (0: every frame due, then
+	 * polls). */
+	unsigned rx_burst;
+	/* TX buffers run out (-ENOBUFS) while the link towards the peer has
+	 * more than this much queued, as a daemon's TX ring fills: what a
+	 * side owes waits in its transport, not on the wire (0: no limit). */
+	uint64_t tx_backlog_ns;
 };
 
 struct xrxe_tph_side {
@@ -84,6 +97,7 @@ struct xrxe_tph {
 	uint64_t syndrome_count[2][256]; /* AETH syndromes of ACKNOWLEDGE frames sent */
 	uint16_t sport[2];             /* UDP source port of the last frame per side */
 	uint64_t link_free[2];         /* when the link towards side i is free again */
+	bool tx_full[2];               /* side i's last poll met tx_backlog_ns */
 	/* objects still alive, destroyed by xrxe_tph_fini */
 #define XRXE_TPH_MAX_OBJS 32
 	struct xrxe_tph_qp *qps[XRXE_TPH_MAX_OBJS];
