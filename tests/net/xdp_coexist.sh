@@ -157,7 +157,7 @@ status_json() { nsx "$NS_B" "$XRXE" status "$IF_B" --json; }
 # python3 -S throughout: without the site module (json is in the standard
 # library). In the interop suite's TCG guest, where this script runs on a
 # host without freplace, python3 starts in ~2 s that way instead of 7-13 s
-# (site scans dist-packages over 9p), and the script calls it ~20 times.
+# (measured at host load 15), and the script calls it ~20 times.
 
 # expect_order DESC "name,name...": the dispatcher on B runs these programs, in
 # this order (prefixes of the names), xrxe's among them being ours.
