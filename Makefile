@@ -206,9 +206,12 @@ check-deps:
 	@scripts/deps.sh ensure
 
 # The unit suites run a second time built with ASan + UBSan (suite "sanitize").
+# The builds use every core unless make was given -j already (CI runs a bare
+# `make test`; a serial build cost minutes of its time).
+TEST_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc))
 test: check-deps
-	@$(MAKE) --no-print-directory tests man
-	@$(MAKE) --no-print-directory SANITIZE=1 unit-tests
+	@$(MAKE) --no-print-directory $(TEST_JOBS) tests man
+	@$(MAKE) --no-print-directory $(TEST_JOBS) SANITIZE=1 unit-tests
 	@BUILD=$(BUILD) tests/run.sh
 
 unit-tests: $(UNIT_BINS)
@@ -217,7 +220,7 @@ unit-tests: $(UNIT_BINS)
 # targets: make applies no pattern rule to a .PHONY target.)
 SUITE_TARGETS := test-unit test-net test-interop test-fuzz
 $(SUITE_TARGETS): check-deps
-	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory $(TEST_JOBS) tests
 	@BUILD=$(BUILD) tests/run.sh $(@:test-%=%)
 
 # Every libFuzzer target for FUZZ_SECONDS each (default 600), one after the

@@ -10,6 +10,12 @@
 # tests/lib/tap.sh, the fuzz smoke runs through this script. A script that exits
 # non-zero without reporting a failure counts as one failure, so a crash is
 # never silent. Full output goes to $BUILD/test-logs/; failures are echoed.
+#
+# The interop suite (a QEMU/TCG guest: its host side mostly waits for the
+# guest's one emulated CPU) runs in the background beside the other suites
+# when any other is asked for too: it starts first, and its line comes when
+# it has ended and the others have. XRXE_TEST_SERIAL=1 runs the suites one
+# after the other instead, in the order given.
 set -u
 cd "$(dirname "$0")/.."
 # Debian's own programs first: the tests run Debian's python3 (the one with
@@ -27,17 +33,31 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} UBSAN_OPTIO
 suites=("$@")
 [ ${#suites[@]} -eq 0 ] && suites=(unit sanitize net interop fuzz)
 
+for suite in "${suites[@]}"; do
+	case $suite in
+	unit | sanitize | net | interop | fuzz) ;;
+	*)
+		echo "tests/run.sh: unknown suite '$suite' (unit, sanitize, net, interop, fuzz)" >&2
+		exit 2 ;;
+	esac
+done
+
 pass=0 fail=0 skip=0
 failed_names=()
 
 # run_tap NAME COMMAND...: run, log, count its TAP lines.
 run_tap() {
-	local name=$1 log rc p f s
+	local name=$1 t0=$SECONDS
 	shift
+	"$@" >"$LOGS/${name//\//_}.log" 2>&1
+	tap_tally "$suite" "$name" "$?" "$t0"
+}
+
+# tap_tally SUITE NAME STATUS T0: count a finished test's TAP lines (its log),
+# print its summary line, echo its failures and skips.
+tap_tally() {
+	local suite=$1 name=$2 rc=$3 t0=$4 log p f s
 	log=$LOGS/${name//\//_}.log
-	local t0=$SECONDS
-	"$@" >"$log" 2>&1
-	rc=$?
 	s=$(grep -cE '^ok .*# ?SKIP' "$log")
 	p=$(( $(grep -cE '^ok ' "$log") - s ))
 	f=$(grep -cE '^not ok ' "$log")
@@ -72,6 +92,53 @@ fuzz_smoke() {
 	fi
 }
 
+# bg_start SUITE: SUITE's scripts one after the other in a background job;
+# each one's log as run_tap writes it, its exit status and time in
+# $LOGS/NAME.status. (Asynchronous commands of a non-interactive shell ignore
+# SIGINT, so an interrupted run ends the job through its TERM trap.)
+BG_PID="" BG_SUITE=""
+bg_start() {
+	BG_SUITE=$1
+	(
+		child=""
+		trap '[ -n "$child" ] && kill "$child" 2>/dev/null; wait; exit 143' TERM
+		for t in tests/"$BG_SUITE"/*.sh; do
+			[ -x "$t" ] || continue
+			name=$(basename "$t") t0=$EPOCHSECONDS
+			rm -f "$LOGS/$name.status"
+			"$t" >"$LOGS/$name.log" 2>&1 &
+			child=$!
+			wait "$child"
+			echo "$? $((EPOCHSECONDS - t0))" >"$LOGS/$name.status"
+		done
+	) &
+	BG_PID=$!
+	printf '%-8s %s\n' "$BG_SUITE" "(in the background, beside the other suites: its lines come at the end)"
+}
+# bg_finish: wait for the background suite, then count each of its scripts.
+bg_finish() {
+	local t name rc secs
+	wait "$BG_PID"
+	BG_PID=""
+	for t in tests/"$BG_SUITE"/*.sh; do
+		[ -x "$t" ] || continue
+		name=$(basename "$t")
+		read -r rc secs 2>/dev/null <"$LOGS/$name.status" || rc=1 secs=0
+		tap_tally "$BG_SUITE" "$name" "$rc" $((SECONDS - secs))
+	done
+}
+# shellcheck disable=SC2317 # run by the traps
+bg_stop() { [ -z "$BG_PID" ] || { kill "$BG_PID" 2>/dev/null; wait "$BG_PID" 2>/dev/null; }; }
+trap bg_stop EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+if [ "${XRXE_TEST_SERIAL:-0}" != 1 ] && [ ${#suites[@]} -gt 1 ]; then
+	for suite in "${suites[@]}"; do
+		[ "$suite" = interop ] && bg_start interop && break
+	done
+fi
+
 for suite in "${suites[@]}"; do
 	case $suite in
 	unit)
@@ -86,6 +153,7 @@ for suite in "${suites[@]}"; do
 			[ -x "$t" ] && run_tap "san:$(basename "$t")" "$t" --tap=- --ascii -j1
 		done ;;
 	net | interop)
+		[ "$suite" = "$BG_SUITE" ] && continue
 		for t in tests/"$suite"/*.sh; do
 			[ -x "$t" ] && run_tap "$(basename "$t")" "$t"
 		done ;;
@@ -93,11 +161,9 @@ for suite in "${suites[@]}"; do
 		for t in "$BUILD"/tests/fuzz/fuzz_*; do
 			[ -x "$t" ] && run_tap "$(basename "$t")" fuzz_smoke "$t"
 		done ;;
-	*)
-		echo "tests/run.sh: unknown suite '$suite' (unit, sanitize, net, interop, fuzz)" >&2
-		exit 2 ;;
 	esac
 done
+[ -z "$BG_PID" ] || bg_finish
 
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
