@@ -100,7 +100,7 @@ struct counter {
 	X(T, rx_packets) X(T, tx_packets) X(T, rx_drop_no_qp) X(T, rx_drop_bad_state)          \
 	X(T, rx_drop_bad_pkey) X(T, rx_drop_bad_qkey) X(T, rx_drop_bad_opcode)                 \
 	X(T, rx_drop_bad_av) X(T, rx_drop_no_mcast) X(T, gsi_rx) X(T, gsi_tx)                  \
-	X(T, rx_drop_gsi) X(T, tx_no_buffer) X(T, qps) X(T, cqs) X(T, mrs) X(T, pds)           \
+	X(T, rx_drop_gsi) X(T, rx_drop_ud_no_wqe) X(T, rx_drop_ud_too_long) X(T, tx_no_buffer) X(T, qps) X(T, cqs) X(T, mrs) X(T, pds)           \
 	X(T, ahs) X(T, srqs) X(T, mcast_grps) X(T, mws) X(T, cnp_sent) X(T, cnp_rcvd)          \
 	X(T, ecn_ce_qp) X(T, cnp_rcvd_no_qp) X(T, cnp_suppressed) X(T, paced)                  \
 	X(T, odp_read_bytes) X(T, odp_write_bytes) X(T, odp_faults) X(T, raw_tx) X(T, raw_rx)  \

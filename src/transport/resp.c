@@ -1048,8 +1048,10 @@ static void resp_ud(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 		return;
 	if (!r->have_rwqe) {
 		err = get_rwqe(qp);
-		if (err == -EAGAIN)
-			return; /* UD: no receive WQE, drop (§2.3) */
+		if (err == -EAGAIN) {
+			qp->tp->stats.rx_drop_ud_no_wqe++; /* UD: no receive WQE, drop (§2.3) */
+			return;
+		}
 		if (err) {
 			complete_rwqe_status(qp, IBV_WC_LOC_QP_OP_ERR);
 			return;
@@ -1057,8 +1059,10 @@ static void resp_ud(struct xrxe_tp_qp *qp, const struct xrxe_pkt *pkt)
 	}
 	/* the buffers must hold the 40-byte GRH area and the payload; else
 	 * drop and keep the WQE for the next datagram (class D) */
-	if (pl > r->rwqe_len || r->rwqe_len - pl < sizeof(grh))
+	if (pl > r->rwqe_len || r->rwqe_len - pl < sizeof(grh)) {
+		qp->tp->stats.rx_drop_ud_too_long++;
 		return;
+	}
 	/* The GRH area as rxe fills it: IPv4 = 20 zero bytes + the IPv4
 	 * header, IPv6 = the IPv6 header (Annex A17.4.5.2). */
 	memset(grh, 0, sizeof(grh));

@@ -424,6 +424,9 @@ struct xrxe_tp_stats {
 	uint64_t rx_drop_no_mcast; /* multicast to a group no QP is attached to */
 	uint64_t gsi_rx, gsi_tx;   /* QP1 MADs handed to the CM / sent for it */
 	uint64_t rx_drop_gsi;      /* for QP1 but not a well-formed GSI datagram */
+	/* UD datagrams a QP dropped (IBA 9.7.6.1.x, class D silently dropped):
+	 * no receive WQE posted; larger than the WQE's buffers with the GRH area */
+	uint64_t rx_drop_ud_no_wqe, rx_drop_ud_too_long;
 	uint64_t tx_no_buffer; /* tx_reserve said -ENOBUFS */
 	uint32_t qps, cqs, mrs, pds, ahs, srqs, mcast_grps, mws;
 	/* congestion control */

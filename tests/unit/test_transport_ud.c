@@ -93,7 +93,7 @@ Test(transport_ud, send_ipv6_grh)
 	ud_send(true);
 }
 
-Test(transport_ud, qkey_mismatch_and_small_buffer_dropped)
+Test(transport_ud, qkey_mismatch_small_buffer_and_no_wqe_dropped_and_counted)
 {
 	struct xrxe_tph_pair p;
 	uint32_t lka, lkb, ah;
@@ -121,6 +121,8 @@ Test(transport_ud, qkey_mismatch_and_small_buffer_dropped)
 		cr_assert_eq(xrxe_tph_cq_count(p.cb), 0);
 		xrxe_tp_get_stats(p.h.side[1].tp, &st);
 		cr_assert_eq(st.rx_drop_bad_qkey, 1);
+		cr_assert_eq(st.rx_drop_ud_too_long, 1);
+		cr_assert_eq(st.rx_drop_ud_no_wqe, 0);
 		/* 60 + 40 fits */
 		sa.length = 60;
 		cr_assert_eq(xrxe_tph_post_send(p.a, &(struct xrxe_tph_send){
@@ -130,9 +132,18 @@ Test(transport_ud, qkey_mismatch_and_small_buffer_dropped)
 		cr_assert_eq(xrxe_tph_poll_cq(p.cb, wc, 8), 1);
 		cr_assert_eq(wc[0].wr_id, 1);
 		cr_assert_eq(wc[0].byte_len, 100);
+		/* no receive WQE left: dropped and counted, the sender unaffected */
+		cr_assert_eq(xrxe_tph_post_send(p.a, &(struct xrxe_tph_send){
+			.wr_id = 4, .opcode = IBV_WR_SEND, .sge = &sa, .nsge = 1, .ah = ah,
+			.rqpn = p.b->qpn, .rqkey = p.conn.qkey }), 0);
+		cr_assert(xrxe_tph_run(&p.h, SEC));
+		cr_assert_eq(xrxe_tph_cq_count(p.cb), 0);
+		xrxe_tp_get_stats(p.h.side[1].tp, &st);
+		cr_assert_eq(st.rx_drop_ud_no_wqe, 1);
+		cr_assert_eq(st.rx_drop_ud_too_long, 1);
 		(void)big;
 	}
-	cr_assert_eq(xrxe_tph_poll_cq(p.ca, wc, 8), 3);
+	cr_assert_eq(xrxe_tph_poll_cq(p.ca, wc, 8), 4);
 	xrxe_tph_pair_fini(&p);
 }
 
