@@ -68,6 +68,12 @@ if ! netns_wait_file "/run/xrxe/$IF_A.sock" 10 || ! netns_wait_file "/run/xrxe/$
 	echo "scale bench: xrxed did not start"
 	exit 1
 fi
+# The link may still be settling after the daemons attached XDP: a QP's move
+# to RTR right now could find no neighbour within the daemon's 1 s (EHOSTUNREACH,
+# seen in the first hold). Wait until the peers answer each other.
+for _ in $(seq 20); do
+	ns_exec "$NS_A" ping -c 1 -W 1 "$IP4_B" >/dev/null 2>&1 && break
+done
 
 ratio() { awk -v a="$1" -v b="$2" -v m="${3:-1}" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", m * a / b; else print "n/a" }'; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
