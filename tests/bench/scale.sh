@@ -264,22 +264,17 @@ sample() {
 	done
 }
 # traffic FILE: "Mpps packets CPU-s/Mpkt" over the intervals between samples in
-# which the frames flowed at at least half the fastest interval's rate, less
-# the first and the last of them (they may hold the end of the setup or the
-# start of the teardown); "n/a ..." when fewer than two such intervals remain
+# which frames flowed, less the first and the last of them (they may hold the
+# end of the setup or the start of the teardown); "n/a ..." when none remains
 traffic() {
 	awk -v hz="$(getconf CLK_TCK)" '
 		{ t[NR] = $1; c[NR] = $2; f[NR] = $3; a[NR] = $4 }
 		END {
-			for (i = 2; i <= NR; i++) {
-				r[i] = t[i] > t[i - 1] ? (f[i] - f[i - 1]) / (t[i] - t[i - 1]) : 0
-				if (r[i] > max) max = r[i]
-			}
 			for (i = 2; i <= NR; i++)
-				if (max > 0 && r[i] >= max / 2) { if (!first) first = i; last = i }
+				if (f[i] > f[i - 1]) { if (!first) first = i; last = i }
 			for (i = first + 1; first && i < last; i++)
-				if (r[i] >= max / 2) { n++; dt += t[i] - t[i - 1]; dc += c[i] - c[i - 1]; df += f[i] - f[i - 1]; da += a[i] - a[i - 1] }
-			if (n < 2 || df <= 0) print "n/a", df + 0, "n/a"
+				if (f[i] > f[i - 1]) { n++; dt += t[i] - t[i - 1]; dc += c[i] - c[i - 1]; df += f[i] - f[i - 1]; da += a[i] - a[i - 1] }
+			if (!n || dt <= 0) print "n/a", df + 0, "n/a"
 			else printf "%.6f %d %.2f\n", da / dt / 1e6, df, dc / hz / (df / 1e6)
 		}' "$1"
 }
