@@ -68,11 +68,14 @@ if ! netns_wait_file "/run/xrxe/$IF_A.sock" 10 || ! netns_wait_file "/run/xrxe/$
 	echo "scale bench: xrxed did not start"
 	exit 1
 fi
-# The link may still be settling after the daemons attached XDP: a QP's move
-# to RTR right now could find no neighbour within the daemon's 1 s (EHOSTUNREACH,
-# seen in the first hold). Wait until the peers answer each other.
-for _ in $(seq 20); do
-	ns_exec "$NS_A" ping -c 1 -W 1 "$IP4_B" >/dev/null 2>&1 && break
+# rc_scale connects with GID index 0, the interface's IPv6 link-local
+# address: until its duplicate address detection ends (a second or two after
+# the namespaces were made) the kernel has no neighbour for it, and a first
+# hold whose QPs reach RTR at once fails (EHOSTUNREACH after the daemon's 1 s).
+for _ in $(seq 100); do
+	[ -z "$(ns_exec "$NS_A" ip -6 addr show dev "$IF_A" tentative)" ] &&
+		[ -z "$(ns_exec "$NS_B" ip -6 addr show dev "$IF_B" tentative)" ] && break
+	sleep 0.1
 done
 
 ratio() { awk -v a="$1" -v b="$2" -v m="${3:-1}" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", m * a / b; else print "n/a" }'; }
