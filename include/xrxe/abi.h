@@ -56,7 +56,11 @@
 #define XRXE_MAX_SGE 32           /* max_send_sge = max_recv_sge (rxe: 32) */
 #define XRXE_MAX_INLINE 512       /* max_inline_data (rxe: 512) */
 #define XRXE_MAX_QP_WR 16384      /* max_qp_wr */
-#define XRXE_MAX_CQE 65535        /* max_cqe */
+/* max_cqe: 2^20 - 1 (rxe: 32 767, a ConnectX: 2^22 - 1). One CQ for many QPs
+ * is common: ib_write_bw -q 4096 asks for 128 x 4 096 = 524 288 entries. The
+ * largest ring, 2^20 slots of 64 bytes (64 MiB, backed only as it is
+ * written), fits an ordinary user's default ring_bytes quota (256 MiB). */
+#define XRXE_MAX_CQE 1048575
 #define XRXE_MAX_RD_ATOMIC 128    /* max_qp_rd_atom (rxe: 128) */
 #define XRXE_MAX_CTRL_MSG 4096    /* largest control message, either direction */
 #define XRXE_MAX_CTRL_FDS 4       /* largest SCM_RIGHTS array */

@@ -78,9 +78,17 @@
 #define TX_REAP_NS (100 * NS_PER_US)
 
 /* Device limits given to the core and advertised in the device page. */
-#define DEV_MAX_QP 65536 /* as kernel rxe (issue 16); idle QPs cost no poll time (sched.c) */
+/* QPs and CQs: 2^18, as a ConnectX (mlx5 reports max_qp 262 144) and as
+ * many objects as one connection's handles can name (ctrl_internal.h
+ * HANDLE_IDX_BITS). Issue 16 asks for at least 65 536, and 65 536 idle QPs
+ * must leave room for the ones that do the work. Idle QPs cost no poll time
+ * (sched.c); the core's tables by QP number (tp.c: 8-byte pointers, PD and
+ * AH slots) are zeroed allocations whose pages stay unbacked until used, so
+ * the limit costs no resident memory of its own (docs/architecture.md
+ * "Scheduling in the transport"). */
+#define DEV_MAX_QP 262144
 #define DEV_MAX_MR 65536
-#define DEV_MAX_CQ 65536
+#define DEV_MAX_CQ DEV_MAX_QP /* one CQ per QP, or two, stays within it */
 #define DEV_MAX_SRQ 4096
 /* Multicast groups: the core's table, but no more than one IPv4 socket may
  * join (net.ipv4.igmp_max_memberships, 20 by default): netlink.c holds every

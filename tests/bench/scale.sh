@@ -8,7 +8,16 @@
 #   - the daemons' CPU per million packets (utime + stime from /proc over the
 #     frames they received and sent) with 1, 16, 256 and 4 096 active QPs
 #     (ib_write_bw -q N, 64 B) -- as a ratio to the 16-QP row (aim: flat
-#     within 20 % from 16 to 4 096);
+#     within 20 % from 16 to 4 096). Both counters are sampled while the
+#     test runs and only the intervals the writes flowed in count: creating
+#     and destroying 4 096 QPs per side costs the daemons more CPU than
+#     seconds of traffic on a loaded box, and it is not per-packet work. The
+#     rate is daemon A's transmitted frames per second over the same
+#     intervals, not perftest's: perftest counts a QP's writes cq_mod (100)
+#     at a time, when their signalled completion arrives, and the daemons
+#     serve QPs in turn (at most 64 packets each), so with 4 096 QPs its
+#     count moves in steps of 409 600 writes -- more than this machine moves
+#     in a short run, which perftest reported as 0;
 #   - 65 536 connected RC QPs in one application per side (one connection to
 #     each daemon): the time to create, connect and destroy them (as
 #     rc_scale times them), the daemon's RSS growth per 1 000 connected QPs and
@@ -59,6 +68,15 @@ if ! netns_wait_file "/run/xrxe/$IF_A.sock" 10 || ! netns_wait_file "/run/xrxe/$
 	echo "scale bench: xrxed did not start"
 	exit 1
 fi
+# rc_scale connects with GID index 0, the interface's IPv6 link-local
+# address: until its duplicate address detection ends (a second or two after
+# the namespaces were made) the kernel has no neighbour for it, and a first
+# hold whose QPs reach RTR at once fails (EHOSTUNREACH after the daemon's 1 s).
+for _ in $(seq 100); do
+	[ -z "$(ns_exec "$NS_A" ip -6 addr show dev "$IF_A" tentative)" ] &&
+		[ -z "$(ns_exec "$NS_B" ip -6 addr show dev "$IF_B" tentative)" ] && break
+	sleep 0.1
+done
 
 ratio() { awk -v a="$1" -v b="$2" -v m="${3:-1}" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", m * a / b; else print "n/a" }'; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
@@ -72,12 +90,13 @@ import json, sys
 t = json.load(sys.stdin)["daemon"]["transport"]
 print(sum(t[k] for k in ("qps", "cqs", "mrs", "pds", "ahs")))'
 }
-frames() {
-	ns_exec "$1" "$XRXE" stats "$2" --json 2>/dev/null | python3 -c '
-import json, sys
-d = json.load(sys.stdin)["daemon"]["daemon"]
-print(d["rx_ok"] + d["tx_frames"])'
-}
+# link PID IFACE: packets received and sent by IFACE in the namespace of PID,
+# from /proc (no process: the sampler below reads it 5 times a second, and an
+# `xrxe stats` call takes up to a second on a loaded box). The daemons' frames
+# are these: the two ends of one veth pair, with nothing else on them but the
+# perftest's TCP exchange and ARP (the daemons' rx_ok + tx_frames and these
+# counters differ by a few hundred frames in a million).
+link() { awk -v i="$2:" '$1 == i { print $3, $11 }' "/proc/$1/net/dev" 2>/dev/null || echo 0 0; }
 
 PORT=19300
 # perftest NAME SIZE ARGS...: server in B, client in A; the client's result line
@@ -119,10 +138,11 @@ hold() {
 		HOLDERS+=($!)
 		for _ in $(seq 6000); do
 			grep -q HOLDING "$tmp/hold-a-$k.log" && grep -q HOLDING "$tmp/hold-b-$k.log" && break
-			grep -q FAIL "$tmp/hold-a-$k.log" "$tmp/hold-b-$k.log" && break
+			# a holder that stopped (an error) will never print HOLDING
+			kill -0 "${HOLDERS[-1]}" 2>/dev/null && kill -0 "${HOLDERS[-2]}" 2>/dev/null || break
 			sleep 0.1
 		done
-		if ! grep -q HOLDING "$tmp/hold-a-$k.log"; then
+		if ! grep -q HOLDING "$tmp/hold-a-$k.log" || ! grep -q HOLDING "$tmp/hold-b-$k.log"; then
 			echo "scale bench: could not hold $n idle QPs:"
 			tail -n 3 "$tmp"/hold-*-"$k".log
 			return 1
@@ -234,19 +254,47 @@ done
 echo
 echo "daemon CPU per packet with N active QPs (ib_write_bw -q N, 64 B; ratio to the 16-QP row, aim flat within 20 %)"
 printf '%-12s %12s %14s %16s %8s\n' "active QPs" "Mpps" "packets" "CPU s / Mpkt" "ratio"
+# sample FILE: until killed, a line every ~0.2 s: time, both daemons' CPU
+# ticks, both daemons' frames (received + sent), daemon A's sent frames
+sample() {
+	local t c ra ta rb tb
+	while :; do
+		t=$(date +%s.%N) c=$(($(cpu_ticks "$PID_A") + $(cpu_ticks "$PID_B")))
+		read -r ra ta < <(link "$PID_A" "$IF_A")
+		read -r rb tb < <(link "$PID_B" "$IF_B")
+		echo "$t $c $((ra + ta + rb + tb)) $ta" >>"$1"
+		sleep 0.2
+	done
+}
+# traffic FILE: "Mpps packets CPU-s/Mpkt" over the intervals between samples in
+# which frames flowed, less the first and the last of them (they may hold the
+# end of the setup or the start of the teardown); "n/a ..." when none remains
+traffic() {
+	awk -v hz="$(getconf CLK_TCK)" '
+		{ t[NR] = $1; c[NR] = $2; f[NR] = $3; a[NR] = $4 }
+		END {
+			for (i = 2; i <= NR; i++)
+				if (f[i] > f[i - 1]) { if (!first) first = i; last = i }
+			for (i = first + 1; first && i < last; i++)
+				if (f[i] > f[i - 1]) { n++; dt += t[i] - t[i - 1]; dc += c[i] - c[i - 1]; df += f[i] - f[i - 1]; da += a[i] - a[i - 1] }
+			if (!n || dt <= 0) print "n/a", df + 0, "n/a"
+			else printf "%.6f %d %.2f\n", da / dt / 1e6, df, dc / hz / (df / 1e6)
+		}' "$1"
+}
 ref=""
-hz=$(getconf CLK_TCK)
 for q in $ACTIVE_ROWS; do
-	c0=$(($(cpu_ticks "$PID_A") + $(cpu_ticks "$PID_B")))
-	f0=$(($(frames "$NS_A" "$IF_A") + $(frames "$NS_B" "$IF_B")))
+	: >"$tmp/samples-$q"
+	sample "$tmp/samples-$q" &
+	sampler=$!
 	perftest ib_write_bw 64 -q "$q" -D "$DURATION" --report_gbits
-	c1=$(($(cpu_ticks "$PID_A") + $(cpu_ticks "$PID_B")))
-	f1=$(($(frames "$NS_A" "$IF_A") + $(frames "$NS_B" "$IF_B")))
-	per=$(awk -v c=$((c1 - c0)) -v f=$((f1 - f0)) -v hz="$hz" \
-		'BEGIN { if (f > 0) printf "%.2f", c / hz / (f / 1e6); else print "n/a" }')
+	kill "$sampler" 2>/dev/null
+	wait "$sampler" 2>/dev/null
+	read -r mpps pkts per < <(traffic "$tmp/samples-$q")
 	[ "$q" = 16 ] && ref=$per
-	printf '%-12s %12s %14s %16s %8s\n' "$q" "$(field "$tmp/ib_write_bw-64" 5)" $((f1 - f0)) "$per" \
+	printf '%-12s %12s %14s %16s %8s\n' "$q" "$mpps" "$pkts" "$per" \
 		"$( [ -n "$ref" ] && ratio "$per" "$ref" || echo -)"
+	grep -q . "$tmp/ib_write_bw-64" || { echo "  ib_write_bw -q $q:"; tail -n 3 "$tmp/ib_write_bw-64.client"; }
 done
-echo "  (CPU of both daemons over the frames both received and sent; machine load shows in it)"
+echo "  (CPU of both daemons over the frames both received and sent while the writes flowed;"
+echo "   Mpps: frames daemon A sent per second then; machine load $(load) shows in all of it)"
 exit 0

@@ -103,7 +103,7 @@ int main(int argc, char **argv)
 	uint8_t *buf;
 	size_t bytes;
 	double t0;
-	int c, fd;
+	int c, fd, err;
 
 	while ((c = getopt(argc, argv, "d:p:n:k:H")) != -1) {
 		switch (c) {
@@ -172,9 +172,12 @@ int main(int argc, char **argv)
 		qp[i] = ibv_create_qp(pd, &ia);
 		if (!qp[i])
 			fail("ibv_create_qp #%u: %s", i, strerror(errno));
-		if (ibv_modify_qp(qp[i], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						     IBV_QP_ACCESS_FLAGS))
-			die("modify INIT");
+		/* verbs that return an errno value may leave errno as the
+		 * last system call set it: report what they return */
+		err = ibv_modify_qp(qp[i], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+						       IBV_QP_ACCESS_FLAGS);
+		if (err)
+			fail("QP #%u: modify INIT: %s", i, strerror(err));
 		qpn[i] = qp[i]->qp_num;
 	}
 	printf("rc_scale: %u QPs created in %.2f s\n", o.nqp, now_s() - t0);
@@ -197,8 +200,9 @@ int main(int argc, char **argv)
 					       .length = SLOT, .lkey = mr->lkey };
 			struct ibv_recv_wr wr = { .wr_id = k, .sg_list = &sge, .num_sge = 1 }, *bad;
 
-			if (ibv_post_recv(qp[sampled(&o, k)], &wr, &bad))
-				die("ibv_post_recv");
+			err = ibv_post_recv(qp[sampled(&o, k)], &wr, &bad);
+			if (err)
+				fail("QP #%u: ibv_post_recv: %s", sampled(&o, k), strerror(err));
 		}
 	t0 = now_s();
 	for (uint32_t i = 0; i < o.nqp; i++) {
@@ -211,17 +215,19 @@ int main(int argc, char **argv)
 				     .port_num = 1 },
 		};
 
-		if (ibv_modify_qp(qp[i], &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-						     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-						     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-			die("modify RTR");
+		err = ibv_modify_qp(qp[i], &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+						       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+						       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+		if (err)
+			fail("QP #%u: modify RTR: %s", i, strerror(err));
 		a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
 					  .rnr_retry = 7, .sq_psn = i & 0xffffff,
 					  .max_rd_atomic = 1 };
-		if (ibv_modify_qp(qp[i], &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-						     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-						     IBV_QP_MAX_QP_RD_ATOMIC))
-			die("modify RTS");
+		err = ibv_modify_qp(qp[i], &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+						       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+						       IBV_QP_MAX_QP_RD_ATOMIC);
+		if (err)
+			fail("QP #%u: modify RTS: %s", i, strerror(err));
 	}
 	printf("rc_scale: %u QPs connected in %.2f s\n", o.nqp, now_s() - t0);
 	{
@@ -251,8 +257,9 @@ int main(int argc, char **argv)
 				w[i] = pattern(q, i, 1);
 			for (uint32_t i = 0; i < SEND_LEN; i++)
 				s[i] = pattern(q, i, 2);
-			if (ibv_post_send(qp[q], &ww, &bad))
-				die("ibv_post_send");
+			err = ibv_post_send(qp[q], &ww, &bad);
+			if (err)
+				fail("QP #%u: ibv_post_send: %s", q, strerror(err));
 		}
 		for (uint32_t k = 0; k < 2 * o.sample; k++)
 			wait_wc(cq);
@@ -293,9 +300,11 @@ int main(int argc, char **argv)
 			pause();
 	}
 	t0 = now_s();
-	for (uint32_t i = 0; i < o.nqp; i++)
-		if (ibv_destroy_qp(qp[i]))
-			die("ibv_destroy_qp");
+	for (uint32_t i = 0; i < o.nqp; i++) {
+		err = ibv_destroy_qp(qp[i]);
+		if (err)
+			fail("QP #%u: ibv_destroy_qp: %s", i, strerror(err));
+	}
 	printf("rc_scale: %u QPs destroyed in %.2f s\n", o.nqp, now_s() - t0);
 	if (ibv_dereg_mr(mr) || ibv_destroy_cq(cq) || ibv_dealloc_pd(pd))
 		die("teardown");
