@@ -75,10 +75,11 @@ pair_log() { echo "$TMP/$(echo "$1" | tr -c 'A-Za-z0-9_\n' '_')"; }
 # control socket.
 FI_SERVER_ENV=(env FI_LOG_LEVEL=info FI_LOG_PROV=verbs)
 
-# RxM over verbs needs two knobs, over kernel rxe as much as here:
+# RxM over verbs needs two knobs over kernel rxe (the same set here, so the
+# rows run as against rxe):
 # - it opens one verbs CQ of (rx + tx size) x FI_UNIVERSE_SIZE entries,
-#   128 x 2 x 256 = 65536 by default, above max_cqe (xrxe 65535, kernel rxe
-#   32767): fi_enable fails with EINVAL (libfabric issue #10692);
+#   128 x 2 x 256 = 65536 by default, above kernel rxe's max_cqe (32767; xrxe
+#   offers 2^20 - 1): fi_enable fails with EINVAL there (libfabric issue #10692);
 # - with a receive queue per connection, libfabric 1.17 closes a
 #   connection's endpoint before it drains the completions still queued
 #   for it, then handles them on the freed endpoint (a use-after-free at
