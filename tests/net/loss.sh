@@ -3,7 +3,7 @@
 # namespaces through a router that drops 1 % of the frames each way
 # (tests/lib/router.sh, xrxe-impair), unmodified perftest through the shim.
 #
-# - ib_write_bw, ib_read_bw and ib_send_bw (-n iterations of 64 KiB) complete;
+# - ib_write_bw, ib_read_bw and ib_send_bw (64 KiB messages for -D seconds) complete;
 # - `xrxe qp --json` reports the loss recovery: the requester resent packets
 #   and went through recovery episodes with a send window within [16, 128]
 #   PSNs, the responder dropped requests past a hole (out_of_sequence), and
@@ -26,7 +26,12 @@ XRXED=$PWD/$BUILD/bin/xrxed
 XRXE=$PWD/$BUILD/bin/xrxe
 IMPAIR=$PWD/$BUILD/bin/xrxe-impair
 RUN=("$XRXE" run --)
-ITERS=${LOSS_TEST_ITERS:-100}
+# Each perftest run lasts SECS seconds (-D) rather than a message count: the
+# counters come from `xrxe qp --json` sampled while the QPs exist, and a
+# counted run is over in milliseconds on an idle machine, or before the
+# sampler's first turn on a loaded one (a run beside the interop guest got
+# no sample, or one from before the losses).
+SECS=${LOSS_TEST_SECS:-2}
 
 for f in "$XRXED" "$XRXE" "$IMPAIR" "$BUILD/lib/xrxe/libibverbs.so.1"; do
 	if [ ! -e "$f" ]; then
@@ -85,7 +90,7 @@ perf() {
 	PORT=$((PORT + 1))
 	# no sample of an earlier run of the same program may stand for this one
 	rm -f "$TMP/$name.a" "$TMP/$name.b"
-	ns_exec "$NS_B" timeout "$PERF_TIMEOUT" "${RUN[@]}" "$name" -d "xrxe_$IF_B" -x 1 -s 65536 -n "$ITERS" \
+	ns_exec "$NS_B" timeout "$PERF_TIMEOUT" "${RUN[@]}" "$name" -d "xrxe_$IF_B" -x 1 -s 65536 -D "$SECS" \
 		-F -p "$PORT" "${PERF_OPTS[@]}" >"$TMP/$name.server" 2>&1 &
 	spid=$!
 	for i in $(seq 200); do
@@ -103,7 +108,7 @@ perf() {
 		done
 	) &
 	local mpid=$!
-	ns_exec "$NS_A" timeout "$PERF_TIMEOUT" "${RUN[@]}" "$name" -d "xrxe_$IF_A" -x 1 -s 65536 -n "$ITERS" \
+	ns_exec "$NS_A" timeout "$PERF_TIMEOUT" "${RUN[@]}" "$name" -d "xrxe_$IF_A" -x 1 -s 65536 -D "$SECS" \
 		-F -p "$PORT" "${PERF_OPTS[@]}" "$IP_B" >"$TMP/$name.client" 2>&1
 	local crc=$?
 	wait "$spid"
@@ -125,9 +130,9 @@ except Exception:
 
 for name in ib_write_bw ib_read_bw ib_send_bw; do
 	if perf "$name"; then
-		tap_ok "$name -s 65536 -n $ITERS completes through 1 % loss each way"
+		tap_ok "$name -s 65536 -D $SECS completes through 1 % loss each way"
 	else
-		tap_fail "$name -s 65536 -n $ITERS completes through 1 % loss each way"
+		tap_fail "$name -s 65536 -D $SECS completes through 1 % loss each way"
 		tail -n 5 "$TMP/$name.client" "$TMP/$name.server" | sed 's/^/#   /'
 		continue
 	fi
@@ -166,9 +171,9 @@ daemons_stop
 daemons_start --selective-repeat on
 for name in ib_write_bw ib_read_bw ib_send_bw; do
 	if perf "$name"; then
-		tap_ok "selective repeat: $name -s 65536 -n $ITERS completes through 1 % loss each way"
+		tap_ok "selective repeat: $name -s 65536 -D $SECS completes through 1 % loss each way"
 	else
-		tap_fail "selective repeat: $name -s 65536 -n $ITERS completes through 1 % loss each way"
+		tap_fail "selective repeat: $name -s 65536 -D $SECS completes through 1 % loss each way"
 		tail -n 5 "$TMP/$name.client" "$TMP/$name.server" | sed 's/^/#   /'
 		# the QPs' last counters, for diagnosis
 		for s in a b; do
@@ -240,7 +245,7 @@ if perf ib_write_bw; then
 	# So the bound is half of the packets sent, which load does not reach
 	# and steady resending does. How few it is on an idle machine is for
 	# `make bench-loss` to say.
-	sent=$((ITERS * 65536 / 4096))
+	sent=$(get ib_write_bw a tx_packets)
 	[ "$cwnd" != missing ] && [ "$resent" -le $((sent / 2)) ] 2>/dev/null &&
 		tap_ok "no loss: no steady resending ($resent resent of $sent packets), window $cwnd" ||
 		tap_fail "no loss: no steady resending ('$resent' resent of $sent packets), window '$cwnd'"
