@@ -761,21 +761,21 @@ cm_counts() {
 # rxe's ib_cm counted per attribute what xrxe counted as sent and the other
 # way round, over the rows (cm_counts.0: the counts before them); xrxe parsed all
 # (none dropped as malformed); no CM ID is left on either side; no MAD
-# failed to go out. rxe's retries and duplicates are reported. A MAD may
-# still be on its way when the counters are read (rxe counts a send at its
-# completion, inside a TCG guest that a loaded host runs late: a CI run
-# beside the other suites counted rxe's 30th DREP, its answer to a
-# duplicate DREQ, and 29 at xrxe), so a mismatch is read again twice, 2 s
-# apart, before it fails; a MAD really lost stays missing.
+# failed to go out. rxe's retries and duplicates are reported. One rule of
+# rxe's counting: ib_cm counts a send it made in answer to a received MAD
+# without a CM ID behind it (the DREP to a duplicate DREQ, an MRA, a REP
+# or RTU sent again for a duplicate) as a resend (drivers/infiniband/core/
+# cm.c, cm_send_handler: no CM ID and not a REJ sets retries = 1), so that one packet adds
+# 2 to cm_tx_msgs and 1 to cm_tx_retries. xrxe may therefore receive up to
+# cm_tx_retries fewer than cm_tx_msgs of an attribute, never more, never
+# fewer (two CI runs: DREP, rxe "sent" 30 and 32 with retries +1 after a
+# duplicate DREQ, xrxe received 29 and 31).
 cm_state_check() {
-	local c1 out kids read
-	for read in 1 2 3; do
-		sleep $((read == 1 ? 1 : 2))
-		c1=$(cm_counts)
-		kids=$(guest_run 'rdma res show cm_id | wc -l')
-		out=$(cm_counts_compare "$c1" "$kids")
-		grep -q '; 0 bad$' <<<"$out" && break
-	done
+	local c1 out kids
+	sleep 1
+	c1=$(cm_counts)
+	kids=$(guest_run 'rdma res show cm_id | wc -l')
+	out=$(cm_counts_compare "$c1" "$kids")
 	if grep -q '; 0 bad$' <<<"$out"; then
 		tap_ok "$CFG: rdma_cm: each side received every CM MAD the other sent (rxe's ib_cm and xrxe's counters, per attribute), none malformed, no CM ID left"
 	else
@@ -783,7 +783,7 @@ cm_state_check() {
 		tap_diag "$(grep -v '^summary' <<<"$out")"
 		[ "${kids:-1}" = 0 ] || tap_diag "$(guest_run 'rdma res show cm_id' 2>&1)"
 	fi
-	tap_diag "$(sed -n 's/^summary: //p' <<<"$out")$([ "$read" -gt 1 ] && echo " (counters read $read times)")"
+	tap_diag "$(sed -n 's/^summary: //p' <<<"$out")"
 }
 
 # cm_counts_compare COUNTS KIDS: cm_state_check's comparison of COUNTS (as
@@ -797,10 +797,12 @@ cm_counts_compare() {
 		n = split("req mra rej rep rtu dreq drep sidr_req sidr_rep lap apr", at, " ")
 		for (i = 1; i <= n; i++) {
 			a = at[i]; xs += d["sent_" a]; ks += d["cm_tx_msgs." a]
-			if (d["sent_" a] != d["cm_rx_msgs." a] || d["rcvd_" a] != d["cm_tx_msgs." a]) {
+			r = d["cm_tx_retries." a]; u = d["cm_rx_duplicates." a]
+			# rxe counts a manual resend twice (above): rcvd in [tx - retries, tx]
+			if (d["sent_" a] != d["cm_rx_msgs." a] || d["rcvd_" a] > d["cm_tx_msgs." a] ||
+			    d["rcvd_" a] < d["cm_tx_msgs." a] - r) {
 				bad++; printf "%s: xrxe sent %d, rxe received %d; rxe sent %d, xrxe received %d\n",
 					a, d["sent_" a], d["cm_rx_msgs." a], d["cm_tx_msgs." a], d["rcvd_" a] }
-			r = d["cm_tx_retries." a]; u = d["cm_rx_duplicates." a]
 			if (r) retr = retr " " a "+" r
 			if (u) dup = dup " " a "+" u
 		}
