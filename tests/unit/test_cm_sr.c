@@ -27,6 +27,22 @@ static struct xrxe_cmh_owner *child(struct xrxe_cmh_owner *l)
 	return NULL;
 }
 
+/* B listens on port 7174, A connects to it with P and ECE_A (the REQ is
+ * flushed to B); *l is B's listening ID, *a A's. */
+static void listen_and_connect(const struct xrxe_cm_conn_param *p, const struct xrxe_cm_ece *ece_a,
+			       struct xrxe_cmh_owner **l, struct xrxe_cmh_owner **a)
+{
+	struct xrxe_cm_addr any = { .family = AF_INET, .port = htons(7174) };
+
+	cr_assert_eq(xrxe_cmh_create_id(&h.host[B], RDMA_PS_TCP, IBV_QPT_RC, l), 0);
+	cr_assert_eq(xrxe_cm_bind(h.host[B].cm, (*l)->id, &any), 0);
+	cr_assert_eq(xrxe_cm_listen(h.host[B].cm, (*l)->id, 4), 0);
+	cr_assert_eq(xrxe_cmh_create_id(&h.host[A], RDMA_PS_TCP, IBV_QPT_RC, a), 0);
+	cr_assert_eq(xrxe_cmh_resolve(*a, &h.host[B], AF_INET, 7174), 0);
+	cr_assert_eq(xrxe_cm_connect(h.host[A].cm, (*a)->id, p, ece_a, h.now), 0);
+	xrxe_cmh_flush(&h);
+}
+
 /* One RC connection A -> B through the CM; ece_a/ece_b what the
  * applications set (NULL: nothing). Returns the REQ and REP sent. */
 static void connect_rc(bool sr_a, bool sr_b, const struct xrxe_cm_ece *ece_a,
@@ -38,17 +54,10 @@ static void connect_rc(bool sr_a, bool sr_b, const struct xrxe_cm_ece *ece_a,
 	struct xrxe_cm_conn_param p = { .qp_num = 0x31, .responder_resources = 1,
 					.initiator_depth = 1, .retry_count = 7,
 					.rnr_retry_count = 7 };
-	struct xrxe_cm_addr any = { .family = AF_INET, .port = htons(7174) };
 	struct xrxe_cmh_owner *l, *a;
 
 	cr_assert_eq(xrxe_cmh_init(&h, 0x5e1ec7, 2, cfg), 0);
-	cr_assert_eq(xrxe_cmh_create_id(&h.host[B], RDMA_PS_TCP, IBV_QPT_RC, &l), 0);
-	cr_assert_eq(xrxe_cm_bind(h.host[B].cm, l->id, &any), 0);
-	cr_assert_eq(xrxe_cm_listen(h.host[B].cm, l->id, 4), 0);
-	cr_assert_eq(xrxe_cmh_create_id(&h.host[A], RDMA_PS_TCP, IBV_QPT_RC, &a), 0);
-	cr_assert_eq(xrxe_cmh_resolve(a, &h.host[B], AF_INET, 7174), 0);
-	cr_assert_eq(xrxe_cm_connect(h.host[A].cm, a->id, &p, ece_a, h.now), 0);
-	xrxe_cmh_flush(&h);
+	listen_and_connect(&p, ece_a, &l, &a);
 	p.qp_num = 0x32;
 	cr_assert_eq(xrxe_cm_accept(h.host[B].cm, child(l)->id, &p, ece_b, 0, h.now), 0);
 	cr_assert_eq(h.host[B].sr_calls, 1, "the passive side decided before its REP");
@@ -138,19 +147,12 @@ Test(cm_sr, failed_switch_on_rep_rejects)
 	struct xrxe_cm_conn_param p = { .qp_num = 0x31, .responder_resources = 1,
 					.initiator_depth = 1, .retry_count = 7,
 					.rnr_retry_count = 7 };
-	struct xrxe_cm_addr any = { .family = AF_INET, .port = htons(7174) };
 	struct xrxe_cmh_owner *l, *a, *b;
 	struct xrxe_cm_msg rej;
 
 	cr_assert_eq(xrxe_cmh_init(&h, 0x5e1ec8, 2, cfg), 0);
 	h.host[A].sr_fail = true;
-	cr_assert_eq(xrxe_cmh_create_id(&h.host[B], RDMA_PS_TCP, IBV_QPT_RC, &l), 0);
-	cr_assert_eq(xrxe_cm_bind(h.host[B].cm, l->id, &any), 0);
-	cr_assert_eq(xrxe_cm_listen(h.host[B].cm, l->id, 4), 0);
-	cr_assert_eq(xrxe_cmh_create_id(&h.host[A], RDMA_PS_TCP, IBV_QPT_RC, &a), 0);
-	cr_assert_eq(xrxe_cmh_resolve(a, &h.host[B], AF_INET, 7174), 0);
-	cr_assert_eq(xrxe_cm_connect(h.host[A].cm, a->id, &p, NULL, h.now), 0);
-	xrxe_cmh_flush(&h);
+	listen_and_connect(&p, NULL, &l, &a);
 	b = child(l);
 	p.qp_num = 0x32;
 	cr_assert_eq(xrxe_cm_accept(h.host[B].cm, b->id, &p, NULL, 0, h.now), 0);
