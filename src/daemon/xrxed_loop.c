@@ -125,7 +125,7 @@ static bool tx_pending(const struct daemon *d)
 }
 
 /* What sleep_once did (or a negative errno). */
-enum { WORK_FOUND, SLEPT, NAPPED };
+enum { WORK_FOUND, SQ_WAITING, SLEPT, NAPPED };
 
 /* epoll_wait until an event, the transport's or the control layer's next
  * deadline, the next TX reap, or limit, whichever comes first. */
@@ -164,8 +164,10 @@ static int nap(struct daemon *d)
 
 /* abi.h doorbell protocol, daemon side: publish "sleeping", full fence (the
  * shim fences between its producer store and its load of the flag: one of
- * us sees the other), re-check the send queues, then sleep. */
-static int sleep_once(struct daemon *d)
+ * us sees the other), re-check the send queues, then sleep. sq_spin: posted
+ * WQEs that wait for the network (window, ACK) still keep the loop awake
+ * (SQ_WAIT_SPIN_NS). */
+static int sleep_once(struct daemon *d, bool sq_spin)
 {
 	struct xrxe_dev_page *page = xrxe_devpage_page(d->dp);
 	uint64_t now;
@@ -179,11 +181,19 @@ static int sleep_once(struct daemon *d)
 		return WORK_FOUND;
 	}
 	if (xrxe_tp_sq_pending(d->tp)) {
-		__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
-		if (d->opts.rt_priority)
+		if (d->opts.rt_priority) {
+			__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
 			return nap(d);
-		d->ctr.wakeups_doorbell_race++;
-		return WORK_FOUND;
+		}
+		if (sq_spin) {
+			__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
+			d->ctr.sq_wait_spins++;
+			return SQ_WAITING;
+		}
+		/* Waited SQ_WAIT_SPIN_NS: sleep; the frame that opens the
+		 * window wakes us (the AF_XDP socket is in the epoll set), the
+		 * retransmission timer is the transport's deadline. */
+		d->ctr.sq_wait_sleeps++;
 	}
 	now = xrxe_daemon_mono_ns();
 	d->ctr.sleeps++;
@@ -257,10 +267,13 @@ static void idle_yield(struct daemon *d)
 int xrxe_daemon_run_loop(struct daemon *d)
 {
 	static const struct timespec zero = { 0 };
-	uint64_t last_work, last_events, last_yield;
+	/* last_busy: the last pass that did something; last_work: the start
+	 * of the current spin window (last_busy, or the last look that found
+	 * WQEs waiting for the network) */
+	uint64_t last_busy, last_work, last_events, last_yield;
 
 	d->cpu = -1; /* not published yet */
-	last_work = last_events = last_yield = xrxe_daemon_mono_ns();
+	last_busy = last_work = last_events = last_yield = xrxe_daemon_mono_ns();
 	while (!d->stop) {
 		bool work = false;
 
@@ -275,14 +288,18 @@ int xrxe_daemon_run_loop(struct daemon *d)
 		if (tx_pending(d))
 			xrxe_xsk_tx_flush(d->xsk[0]);
 
+		/* Control requests, netlink and signals are served at least
+		 * this often while the loop does not sleep, busy or spinning:
+		 * an application's modify_qp must not wait for a peer that
+		 * does not answer (the loop sleeps only when nothing waits). */
+		if (d->now - last_events >= EVENTS_EVERY_NS) {
+			if (poll_events(d, &zero) < 0)
+				return -1;
+			ctrl_tick(d);
+			last_events = d->now;
+		}
 		if (work) {
-			last_work = d->now;
-			if (d->now - last_events >= EVENTS_EVERY_NS) {
-				if (poll_events(d, &zero) < 0)
-					return -1;
-				ctrl_tick(d);
-				last_events = d->now;
-			}
+			last_busy = last_work = d->now;
 			if (d->now - last_yield >= YIELD_EVERY_NS) {
 				sched_yield();
 				last_yield = d->now;
@@ -298,10 +315,15 @@ int xrxe_daemon_run_loop(struct daemon *d)
 		} else if (d->now - last_work < (cpu_shared(d) ? SPIN_SHARED_NS : SPIN_NS)) {
 			continue;
 		}
-		switch (sleep_once(d)) {
-		case WORK_FOUND:
+		switch (sleep_once(d, d->now - last_busy < SQ_WAIT_SPIN_NS)) {
+		case WORK_FOUND: /* a post came as we looked: a new spin window */
+			last_busy = last_work = last_yield = xrxe_daemon_mono_ns();
+			break;
+		case SQ_WAITING: /* spin on, last_busy kept */
+			last_work = last_yield = xrxe_daemon_mono_ns();
+			break;
 		case SLEPT:
-			last_work = last_events = last_yield = xrxe_daemon_mono_ns();
+			last_busy = last_work = last_events = last_yield = xrxe_daemon_mono_ns();
 			break;
 		case NAPPED: /* nothing new yet: nap again next pass, no spin window */
 			last_events = last_yield = xrxe_daemon_mono_ns();

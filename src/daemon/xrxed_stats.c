@@ -159,8 +159,9 @@ static const char *rx_lag_name(unsigned i, char *buf, size_t len)
 #define DAEMON_STATS(X, A, T)                                                                  \
 	X(T, rx_ok) A(T, rx_error, rx_error_name) X(T, tx_frames) X(T, tx_ring_full)           \
 	X(T, tx_bad) X(T, loop_frames) X(T, loop_drops) X(T, loop_parse_errors) X(T, sleeps)   \
-	X(T, wakeups_doorbell_race) X(T, naps) X(T, shared_cpu_seen) X(T, idle_yields)         \
-	X(T, idle_yields_ran) X(T, idle_yields_slow) X(T, ecn_ce_rx)                           \
+	X(T, wakeups_doorbell_race) X(T, sq_wait_spins) X(T, sq_wait_sleeps) X(T, naps)        \
+	X(T, shared_cpu_seen) X(T, idle_yields) X(T, idle_yields_ran) X(T, idle_yields_slow)   \
+	X(T, ecn_ce_rx)                                                                        \
 	A(T, rx_lag, rx_lag_name) X(T, rx_lag_max_ns) A(T, rx_by_opcode, rx_opcode_name)
 static const struct counter daemon_counters[] = {
 	DAEMON_STATS(COUNTER, COUNTER_ARRAY, struct daemon_counters)
