@@ -7,8 +7,9 @@
 # then tests/verbs/flush_loopback (ibv_wr_flush, which pyverbs 44 lacks),
 # tests/verbs/dm_domain (device memory, parent and thread domains),
 # tests/verbs/xrc_domains (XRC domains, shared target QPs),
-# tests/verbs/odp (on-demand paging) and tests/verbs/import (importing a
-# context, PDs, MRs and device memory).
+# tests/verbs/odp (on-demand paging), tests/verbs/import (importing a
+# context, PDs, MRs and device memory) and tests/verbs/peer_not_ready (a
+# modify served while another QP waits for a peer that is not ready).
 #
 #   tests/net/pyverbs.sh       (BUILD=build-san etc. to test another build)
 set -u
@@ -108,4 +109,9 @@ verbs_prog odp
 # Importing a context, PDs, MRs and device memory (docs/verbs-shim.md
 # "Importing"): errors, traffic through imports, lifetimes.
 verbs_prog import
+
+# A QP's modify served while another QP of the daemon waits for ACKs from a
+# peer that is not ready (librdmacm's passive side sends before the active
+# side's REP has been processed): tests/verbs/peer_not_ready.c.
+verbs_prog peer_not_ready
 exit 0
