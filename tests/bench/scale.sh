@@ -29,6 +29,8 @@
 #
 #   SCALE_IDLE="0 1024 16384 65536" SCALE_ACTIVE="1 16 256 4096" SCALE_MAX_QPS=65536
 #   BENCH_DURATION=3
+# (an empty SCALE_IDLE or SCALE_ACTIVE, or SCALE_MAX_QPS=0, leaves that part out:
+#  SCALE_IDLE= SCALE_MAX_QPS=0 runs the active-QP rows only)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
@@ -38,8 +40,8 @@ XRXE=$PWD/$BUILD/bin/xrxe
 PROG=$PWD/$BUILD/tests/verbs/rc_scale
 RUN=("$XRXE" run --)
 DURATION=${BENCH_DURATION:-3}
-IDLE_ROWS=${SCALE_IDLE:-0 1024 16384 65536}
-ACTIVE_ROWS=${SCALE_ACTIVE:-1 16 256 4096}
+IDLE_ROWS=${SCALE_IDLE-0 1024 16384 65536}
+ACTIVE_ROWS=${SCALE_ACTIVE-1 16 256 4096}
 CHUNK=16384 # idle QPs per holding application
 
 for f in "$XRXED" "$XRXE" "$PROG" "$BUILD/lib/xrxe/libibverbs.so.1"; do
@@ -176,6 +178,7 @@ netns_at_exit 'release'
 # rc_time LOG WHAT: the seconds rc_scale printed for "N QPs WHAT in S s"
 rc_time() { grep -o "QPs $2 in [0-9.]* s" "$1" 2>/dev/null | awk '{ print $4 }' | head -n 1; }
 
+if [ "$MAX_QPS" -gt 0 ]; then
 echo "$MAX_QPS connected RC QPs in one application per side (vm.max_map_count $(cat /proc/sys/vm/max_map_count), load $(load))"
 # held first, while the daemons are fresh: RSS counts the heap the QPs take
 # (glibc keeps what a destroyed set freed, and the next set reuses it)
@@ -213,9 +216,12 @@ else
 	tail -n 3 "$tmp/max-a.log" "$tmp/max-b.log"
 fi
 echo
+fi
 
-echo "one active QP beside idle connected RC QPs (ratios to the 0-idle row, aim within 10 %)"
-printf '%-10s %10s %10s %12s %12s %8s %8s %8s %8s\n' "idle QPs" "lat typ" "lat p99" \
+[ -n "${IDLE_ROWS// /}" ] &&
+	echo "one active QP beside idle connected RC QPs (ratios to the 0-idle row, aim within 10 %)"
+[ -n "${IDLE_ROWS// /}" ] &&
+	printf '%-10s %10s %10s %12s %12s %8s %8s %8s %8s\n' "idle QPs" "lat typ" "lat p99" \
 	"bw 64B Mpps" "bw 64K Gb/s" "typ" "p99" "64B" "64K"
 base=()
 RSS_NOTE="" CREATE_NOTE="" RELEASE_NOTE=""
@@ -293,7 +299,16 @@ for q in $ACTIVE_ROWS; do
 	[ "$q" = 16 ] && ref=$per
 	printf '%-12s %12s %14s %16s %8s\n' "$q" "$mpps" "$pkts" "$per" \
 		"$( [ -n "$ref" ] && ratio "$per" "$ref" || echo -)"
-	grep -q . "$tmp/ib_write_bw-64" || { echo "  ib_write_bw -q $q:"; tail -n 3 "$tmp/ib_write_bw-64.client"; }
+	if ! grep -q . "$tmp/ib_write_bw-64"; then
+		echo "  ib_write_bw -q $q:"
+		tail -n 3 "$tmp/ib_write_bw-64.client"
+	fi
+	# SCALE_STATS_DIR=DIR: both daemons' counters after each row (diagnosis)
+	if [ -n "${SCALE_STATS_DIR:-}" ]; then
+		ns_exec "$NS_A" "$XRXE" stats "$IF_A" >"$SCALE_STATS_DIR/stats-a-$q.txt" 2>&1
+		ns_exec "$NS_B" "$XRXE" stats "$IF_B" >"$SCALE_STATS_DIR/stats-b-$q.txt" 2>&1
+		cp "$tmp/ib_write_bw-64.client" "$SCALE_STATS_DIR/client-$q.txt"
+	fi
 done
 echo "  (CPU of both daemons over the frames both received and sent while the writes flowed;"
 echo "   Mpps: frames daemon A sent per second then; machine load $(load) shows in all of it)"
