@@ -25,7 +25,7 @@
  * each time, and the Local ACK Timeout (67 ms for perftest's timeout 14) of
  * every QP whose ACK sat unread expired at its next turn. The same QPs
  * retried round after round without progress until IBV_WC_RETRY_EXC_ERR
- * (IBA 9.7.6.1.3, C9-140: retries without progress are bounded). Four RX
+ * (IBA 9.7.6.1.3 / 11.2.4.2 Retry Count: retries without progress). Four RX
  * bursts' worth keeps the receive side ahead of the ACKs and responses it
  * is owed (tests/unit/test_transport_sched.c
  * many_active_qps_no_spurious_timeout). */
