@@ -99,6 +99,12 @@ print(sum(t[k] for k in ("qps", "cqs", "mrs", "pds", "ahs")))'
 # perftest's TCP exchange and ARP (the daemons' rx_ok + tx_frames and these
 # counters differ by a few hundred frames in a million).
 link() { awk -v i="$2:" '$1 == i { print $3, $11 }' "/proc/$1/net/dev" 2>/dev/null || echo 0 0; }
+# tcp PID: TCP segments received and sent in the namespace of PID. perftest's
+# exchange of QP numbers is TCP over the same link, and with 4 096 QPs it runs
+# while both daemons create and connect 4 096 QPs each -- seconds of CPU with
+# a few TCP frames in every interval, which counted as intervals "the frames
+# flowed in". The RoCE frames are the link's frames less these.
+tcp() { awk '$1 == "Tcp:" && $2 ~ /^[0-9]/ { print $11, $12 }' "/proc/$1/net/snmp" 2>/dev/null || echo 0 0; }
 
 PORT=19300
 # perftest NAME SIZE ARGS...: server in B, client in A; the client's result line
@@ -261,14 +267,16 @@ echo
 echo "daemon CPU per packet with N active QPs (ib_write_bw -q N, 64 B; ratio to the 16-QP row, aim flat within 20 %)"
 printf '%-12s %12s %14s %16s %8s\n' "active QPs" "Mpps" "packets" "CPU s / Mpkt" "ratio"
 # sample FILE: until killed, a line every ~0.2 s: time, both daemons' CPU
-# ticks, both daemons' frames (received + sent), daemon A's sent frames
+# ticks, both daemons' RoCE frames (received + sent), daemon A's sent ones
 sample() {
-	local t c ra ta rb tb
+	local t c ra ta rb tb ia oa ib ob
 	while :; do
 		t=$(date +%s.%N) c=$(($(cpu_ticks "$PID_A") + $(cpu_ticks "$PID_B")))
 		read -r ra ta < <(link "$PID_A" "$IF_A")
 		read -r rb tb < <(link "$PID_B" "$IF_B")
-		echo "$t $c $((ra + ta + rb + tb)) $ta" >>"$1"
+		read -r ia oa < <(tcp "$PID_A")
+		read -r ib ob < <(tcp "$PID_B")
+		echo "$t $c $((ra + ta + rb + tb - ia - oa - ib - ob)) $((ta - oa))" >>"$1"
 		sleep 0.2
 	done
 }
