@@ -99,12 +99,11 @@ print(sum(t[k] for k in ("qps", "cqs", "mrs", "pds", "ahs")))'
 # perftest's TCP exchange and ARP (the daemons' rx_ok + tx_frames and these
 # counters differ by a few hundred frames in a million).
 link() { awk -v i="$2:" '$1 == i { print $3, $11 }' "/proc/$1/net/dev" 2>/dev/null || echo 0 0; }
-# tcp PID: TCP segments received and sent in the namespace of PID. perftest's
-# exchange of QP numbers is TCP over the same link, and with 4 096 QPs it runs
-# while both daemons create and connect 4 096 QPs each -- seconds of CPU with
-# a few TCP frames in every interval, which counted as intervals "the frames
-# flowed in". The RoCE frames are the link's frames less these.
-tcp() { awk '$1 == "Tcp:" && $2 ~ /^[0-9]/ { print $11, $12 }' "/proc/$1/net/snmp" 2>/dev/null || echo 0 0; }
+# The RoCE frames are the link's less the namespace's TCP segments
+# (/proc/PID/net/snmp): perftest's exchange of QP numbers is TCP over the same
+# link, and with 4 096 QPs it runs while both daemons create and connect 4 096
+# QPs each -- seconds of CPU with a few TCP frames in every interval, which
+# counted as intervals "the frames flowed in".
 
 PORT=19300
 # perftest NAME SIZE ARGS...: server in B, client in A; the client's result line
@@ -267,16 +266,23 @@ echo
 echo "daemon CPU per packet with N active QPs (ib_write_bw -q N, 64 B; ratio to the 16-QP row, aim flat within 20 %)"
 printf '%-12s %12s %14s %16s %8s\n' "active QPs" "Mpps" "packets" "CPU s / Mpkt" "ratio"
 # sample FILE: until killed, a line every ~0.2 s: time, both daemons' CPU
-# ticks, both daemons' RoCE frames (received + sent), daemon A's sent ones
+# ticks, both daemons' RoCE frames (received + sent), daemon A's sent ones.
+# One awk per sample reads all six files (the clock is bash's): the sampler
+# runs at normal priority beside spinning daemons and perftests, and with a
+# process per counter it managed a sample every few seconds at load 8.
 sample() {
-	local t c ra ta rb tb ia oa ib ob
 	while :; do
-		t=$(date +%s.%N) c=$(($(cpu_ticks "$PID_A") + $(cpu_ticks "$PID_B")))
-		read -r ra ta < <(link "$PID_A" "$IF_A")
-		read -r rb tb < <(link "$PID_B" "$IF_B")
-		read -r ia oa < <(tcp "$PID_A")
-		read -r ib ob < <(tcp "$PID_B")
-		echo "$t $c $((ra + ta + rb + tb - ia - oa - ib - ob)) $((ta - oa))" >>"$1"
+		awk -v t="$EPOCHREALTIME" -v ia="$IF_A:" -v ib="$IF_B:" '
+			FNR == 1 { k++ }
+			k <= 2 { c += $14 + $15 }
+			k == 3 && $1 == ia { ra = $3; ta = $11 }
+			k == 4 && $1 == ib { rb = $3; tb = $11 }
+			k == 5 && $1 == "Tcp:" && $2 ~ /^[0-9]/ { sa = $11 + $12; oa = $12 }
+			k == 6 && $1 == "Tcp:" && $2 ~ /^[0-9]/ { sb = $11 + $12 }
+			END { printf "%s %d %d %d\n", t, c, ra + ta + rb + tb - sa - sb, ta - oa }' \
+			"/proc/$PID_A/stat" "/proc/$PID_B/stat" "/proc/$PID_A/net/dev" \
+			"/proc/$PID_B/net/dev" "/proc/$PID_A/net/snmp" "/proc/$PID_B/net/snmp" \
+			>>"$1" 2>/dev/null
 		sleep 0.2
 	done
 }
@@ -316,6 +322,7 @@ for q in $ACTIVE_ROWS; do
 		ns_exec "$NS_A" "$XRXE" stats "$IF_A" >"$SCALE_STATS_DIR/stats-a-$q.txt" 2>&1
 		ns_exec "$NS_B" "$XRXE" stats "$IF_B" >"$SCALE_STATS_DIR/stats-b-$q.txt" 2>&1
 		cp "$tmp/ib_write_bw-64.client" "$SCALE_STATS_DIR/client-$q.txt"
+		cp "$tmp/samples-$q" "$SCALE_STATS_DIR/samples-$q.txt"
 	fi
 done
 echo "  (CPU of both daemons over the frames both received and sent while the writes flowed;"
