@@ -13,6 +13,24 @@
  * next QP gets its turn (fairness; the caller keeps polling while true). */
 #define TP_POLL_BUDGET 64u
 
+/* Per xrxe_tp_poll call: once the QPs served have sent this many packets,
+ * the rest of the round waits for the next call, at the head of the run
+ * queue (the round goes on where it stopped, so fairness is the same).
+ * Between two calls the caller reads its receive ring (xrxed reads at most
+ * RX_BURST = 64 frames per pass, src/daemon/xrxed.h). A round over every
+ * queued QP in one call sent up to run_len * TP_POLL_BUDGET packets --
+ * 262 144 with 4 096 active QPs, a second or more of CPU on a loaded 2-core
+ * box -- while the ACKs for them waited unread: the receive ring (4 096
+ * frames) overflowed and dropped them, those of the QPs late in the round
+ * each time, and the Local ACK Timeout (67 ms for perftest's timeout 14) of
+ * every QP whose ACK sat unread expired at its next turn. The same QPs
+ * retried round after round without progress until IBV_WC_RETRY_EXC_ERR
+ * (IBA 9.7.6.1.3 / 11.2.4.2 Retry Count: retries without progress). Four RX
+ * bursts' worth keeps the receive side ahead of the ACKs and responses it
+ * is owed (tests/unit/test_transport_sched.c
+ * many_active_qps_no_spurious_timeout). */
+#define TP_POLL_CALL_BUDGET (4 * TP_POLL_BUDGET)
+
 static uint32_t mtu_enum_for(uint32_t bytes)
 {
 	uint32_t e = IBV_MTU_4096;
@@ -265,6 +283,7 @@ static bool qp_flushes_rq(const struct xrxe_tp_qp *qp)
 bool xrxe_tp_poll(struct xrxe_tp *tp, uint64_t now_ns)
 {
 	struct xrxe_tp_qp *refile = NULL;
+	uint64_t sent0 = tp->stats.tx_packets;
 	bool did = false;
 	uint32_t n;
 
@@ -272,13 +291,20 @@ bool xrxe_tp_poll(struct xrxe_tp *tp, uint64_t now_ns)
 	tp->tx_blocked = false;
 	/* expired deadlines and pacer releases join the run queue (sched.c) */
 	xrxe_tpi_sched_expire(tp, now_ns);
-	/* One round over the QPs queued now; a QP that keeps work goes to the
-	 * back, so QPs waiting for one shared thing -- the port pacer's next
-	 * slot, TX buffers -- take turns. */
+	/* One round over the QPs queued now (or its next TP_POLL_CALL_BUDGET
+	 * packets); a QP that keeps work goes to the back, so QPs waiting for
+	 * one shared thing -- the port pacer's next slot, TX buffers -- take
+	 * turns. */
 	for (n = tp->run_len; n; n--) {
-		struct xrxe_tp_qp *qp = xrxe_tpi_sched_pop(tp);
+		struct xrxe_tp_qp *qp;
 		bool qdid;
 
+		/* the rest of the round next call, after the caller's RX */
+		if (tp->stats.tx_packets - sent0 >= TP_POLL_CALL_BUDGET) {
+			did = true;
+			break;
+		}
+		qp = xrxe_tpi_sched_pop(tp);
 		if (!qp)
 			break;
 		uint64_t sent = qp->info.tx_packets;

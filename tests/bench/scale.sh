@@ -29,6 +29,8 @@
 #
 #   SCALE_IDLE="0 1024 16384 65536" SCALE_ACTIVE="1 16 256 4096" SCALE_MAX_QPS=65536
 #   BENCH_DURATION=3
+# (an empty SCALE_IDLE or SCALE_ACTIVE, or SCALE_MAX_QPS=0, leaves that part out:
+#  SCALE_IDLE= SCALE_MAX_QPS=0 runs the active-QP rows only)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
@@ -38,8 +40,8 @@ XRXE=$PWD/$BUILD/bin/xrxe
 PROG=$PWD/$BUILD/tests/verbs/rc_scale
 RUN=("$XRXE" run --)
 DURATION=${BENCH_DURATION:-3}
-IDLE_ROWS=${SCALE_IDLE:-0 1024 16384 65536}
-ACTIVE_ROWS=${SCALE_ACTIVE:-1 16 256 4096}
+IDLE_ROWS=${SCALE_IDLE-0 1024 16384 65536}
+ACTIVE_ROWS=${SCALE_ACTIVE-1 16 256 4096}
 CHUNK=16384 # idle QPs per holding application
 
 for f in "$XRXED" "$XRXE" "$PROG" "$BUILD/lib/xrxe/libibverbs.so.1"; do
@@ -97,6 +99,11 @@ print(sum(t[k] for k in ("qps", "cqs", "mrs", "pds", "ahs")))'
 # perftest's TCP exchange and ARP (the daemons' rx_ok + tx_frames and these
 # counters differ by a few hundred frames in a million).
 link() { awk -v i="$2:" '$1 == i { print $3, $11 }' "/proc/$1/net/dev" 2>/dev/null || echo 0 0; }
+# The RoCE frames are the link's less the namespace's TCP segments
+# (/proc/PID/net/snmp): perftest's exchange of QP numbers is TCP over the same
+# link, and with 4 096 QPs it runs while both daemons create and connect 4 096
+# QPs each -- seconds of CPU with a few TCP frames in every interval, which
+# counted as intervals "the frames flowed in".
 
 PORT=19300
 # perftest NAME SIZE ARGS...: server in B, client in A; the client's result line
@@ -176,6 +183,7 @@ netns_at_exit 'release'
 # rc_time LOG WHAT: the seconds rc_scale printed for "N QPs WHAT in S s"
 rc_time() { grep -o "QPs $2 in [0-9.]* s" "$1" 2>/dev/null | awk '{ print $4 }' | head -n 1; }
 
+if [ "$MAX_QPS" -gt 0 ]; then
 echo "$MAX_QPS connected RC QPs in one application per side (vm.max_map_count $(cat /proc/sys/vm/max_map_count), load $(load))"
 # held first, while the daemons are fresh: RSS counts the heap the QPs take
 # (glibc keeps what a destroyed set freed, and the next set reuses it)
@@ -213,9 +221,12 @@ else
 	tail -n 3 "$tmp/max-a.log" "$tmp/max-b.log"
 fi
 echo
+fi
 
-echo "one active QP beside idle connected RC QPs (ratios to the 0-idle row, aim within 10 %)"
-printf '%-10s %10s %10s %12s %12s %8s %8s %8s %8s\n' "idle QPs" "lat typ" "lat p99" \
+[ -n "${IDLE_ROWS// /}" ] &&
+	echo "one active QP beside idle connected RC QPs (ratios to the 0-idle row, aim within 10 %)"
+[ -n "${IDLE_ROWS// /}" ] &&
+	printf '%-10s %10s %10s %12s %12s %8s %8s %8s %8s\n' "idle QPs" "lat typ" "lat p99" \
 	"bw 64B Mpps" "bw 64K Gb/s" "typ" "p99" "64B" "64K"
 base=()
 RSS_NOTE="" CREATE_NOTE="" RELEASE_NOTE=""
@@ -255,14 +266,23 @@ echo
 echo "daemon CPU per packet with N active QPs (ib_write_bw -q N, 64 B; ratio to the 16-QP row, aim flat within 20 %)"
 printf '%-12s %12s %14s %16s %8s\n' "active QPs" "Mpps" "packets" "CPU s / Mpkt" "ratio"
 # sample FILE: until killed, a line every ~0.2 s: time, both daemons' CPU
-# ticks, both daemons' frames (received + sent), daemon A's sent frames
+# ticks, both daemons' RoCE frames (received + sent), daemon A's sent ones.
+# One awk per sample reads all six files (the clock is bash's): the sampler
+# runs at normal priority beside spinning daemons and perftests, and with a
+# process per counter it managed a sample every few seconds at load 8.
 sample() {
-	local t c ra ta rb tb
 	while :; do
-		t=$(date +%s.%N) c=$(($(cpu_ticks "$PID_A") + $(cpu_ticks "$PID_B")))
-		read -r ra ta < <(link "$PID_A" "$IF_A")
-		read -r rb tb < <(link "$PID_B" "$IF_B")
-		echo "$t $c $((ra + ta + rb + tb)) $ta" >>"$1"
+		awk -v t="$EPOCHREALTIME" -v ia="$IF_A:" -v ib="$IF_B:" '
+			FNR == 1 { k++ }
+			k <= 2 { c += $14 + $15 }
+			k == 3 && $1 == ia { ra = $3; ta = $11 }
+			k == 4 && $1 == ib { rb = $3; tb = $11 }
+			k == 5 && $1 == "Tcp:" && $2 ~ /^[0-9]/ { sa = $11 + $12; oa = $12 }
+			k == 6 && $1 == "Tcp:" && $2 ~ /^[0-9]/ { sb = $11 + $12 }
+			END { printf "%s %d %d %d\n", t, c, ra + ta + rb + tb - sa - sb, ta - oa }' \
+			"/proc/$PID_A/stat" "/proc/$PID_B/stat" "/proc/$PID_A/net/dev" \
+			"/proc/$PID_B/net/dev" "/proc/$PID_A/net/snmp" "/proc/$PID_B/net/snmp" \
+			>>"$1" 2>/dev/null
 		sleep 0.2
 	done
 }
@@ -293,7 +313,17 @@ for q in $ACTIVE_ROWS; do
 	[ "$q" = 16 ] && ref=$per
 	printf '%-12s %12s %14s %16s %8s\n' "$q" "$mpps" "$pkts" "$per" \
 		"$( [ -n "$ref" ] && ratio "$per" "$ref" || echo -)"
-	grep -q . "$tmp/ib_write_bw-64" || { echo "  ib_write_bw -q $q:"; tail -n 3 "$tmp/ib_write_bw-64.client"; }
+	if ! grep -q . "$tmp/ib_write_bw-64"; then
+		echo "  ib_write_bw -q $q:"
+		tail -n 3 "$tmp/ib_write_bw-64.client"
+	fi
+	# SCALE_STATS_DIR=DIR: both daemons' counters after each row (diagnosis)
+	if [ -n "${SCALE_STATS_DIR:-}" ]; then
+		ns_exec "$NS_A" "$XRXE" stats "$IF_A" >"$SCALE_STATS_DIR/stats-a-$q.txt" 2>&1
+		ns_exec "$NS_B" "$XRXE" stats "$IF_B" >"$SCALE_STATS_DIR/stats-b-$q.txt" 2>&1
+		cp "$tmp/ib_write_bw-64.client" "$SCALE_STATS_DIR/client-$q.txt"
+		cp "$tmp/samples-$q" "$SCALE_STATS_DIR/samples-$q.txt"
+	fi
 done
 echo "  (CPU of both daemons over the frames both received and sent while the writes flowed;"
 echo "   Mpps: frames daemon A sent per second then; machine load $(load) shows in all of it)"

@@ -215,8 +215,8 @@ void xrxe_tph_init(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_mtu)
 	xrxe_tph_init_rexmit(h, seed, max_path_mtu, false);
 }
 
-void xrxe_tph_init_rexmit(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_mtu,
-			  bool fixed_ack_timeout)
+static void init_cores(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_mtu,
+		       bool fixed_ack_timeout, uint32_t max_qp)
 {
 	int i;
 
@@ -228,7 +228,7 @@ void xrxe_tph_init_rexmit(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_m
 			.ops = &h_ops,
 			.user = &h->side[i],
 			.max_path_mtu = max_path_mtu,
-			.max_qp = 64,
+			.max_qp = max_qp,
 			.max_mr = 256,
 			.local_ack_delay = 15,
 			.fixed_ack_timeout = fixed_ack_timeout,
@@ -240,6 +240,18 @@ void xrxe_tph_init_rexmit(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_m
 		    xrxe_tp_pd_alloc(h->side[i].tp, &h->side[i].pdn))
 			abort();
 	}
+}
+
+void xrxe_tph_init_rexmit(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_mtu,
+			  bool fixed_ack_timeout)
+{
+	init_cores(h, seed, max_path_mtu, fixed_ack_timeout, 64);
+}
+
+void xrxe_tph_init_qps(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_mtu,
+		       uint32_t max_qp)
+{
+	init_cores(h, seed, max_path_mtu, false, max_qp);
 }
 
 void xrxe_tph_fini(struct xrxe_tph *h)
@@ -929,9 +941,56 @@ static bool side_serve(struct xrxe_tph *h, int i)
 	return did;
 }
 
+/* xrxe_tph_run with frame_cost_ns: two daemon loops on two cores, each on
+ * its own clock (clk); the one behind runs its next pass, so h->now never
+ * goes back. A side with nothing to do waits until a frame is due for it
+ * or its next deadline. */
+static bool run_costed(struct xrxe_tph *h, uint64_t max_ns)
+{
+	uint64_t end = h->now + max_ns, clk[2] = { h->now, h->now };
+	unsigned burst = h->pol.rx_burst ? h->pol.rx_burst : 64;
+	bool idle[2] = { false, false };
+
+	for (;;) {
+		int i = clk[1] < clk[0], k;
+		uint64_t sub = h->submitted, del = h->delivered, n, t;
+		bool did;
+
+		if (clk[i] == UINT64_MAX)
+			return true; /* both idle, nothing due */
+		if (clk[i] > end) {
+			if (end > h->now)
+				h->now = end;
+			return false;
+		}
+		h->now = clk[i];
+		did = wire_step_side(h, i, burst);
+		did |= side_poll(h, i);
+		n = (h->submitted - sub) + (h->delivered - del);
+		idle[i] = !n && !did;
+		if (!idle[i]) {
+			clk[i] += (n ? n : 1) * h->pol.frame_cost_ns;
+		} else {
+			t = xrxe_tp_next_deadline(h->side[i].tp);
+			if (fifo_head_due(&h->q[i]) < t)
+				t = fifo_head_due(&h->q[i]);
+			clk[i] = t > clk[i] ? t : clk[i] + 1;
+		}
+		/* what this pass sent wakes a waiting peer */
+		for (k = 0; k < 2; k++) {
+			t = fifo_head_due(&h->q[k]);
+			if (idle[k] && t < clk[k])
+				clk[k] = t > h->now ? t : h->now;
+		}
+	}
+}
+
 bool xrxe_tph_run(struct xrxe_tph *h, uint64_t max_ns)
 {
 	uint64_t end = h->now + max_ns;
+
+	if (h->pol.frame_cost_ns)
+		return run_costed(h, max_ns);
 
 	for (;;) {
 		bool did = false;

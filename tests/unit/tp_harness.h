@@ -57,6 +57,14 @@ struct xrxe_tph_policy {
 	 * more than this much queued, as a daemon's TX ring fills: what a
 	 * side owes waits in its transport, not on the wire (0: no limit). */
 	uint64_t tx_backlog_ns;
+	/* Two daemons on two cores, each a loop that costs CPU (the scale
+	 * tests): side i runs its own clock; each pass (at most rx_burst
+	 * frames delivered, 64 if 0, then one xrxe_tp_poll) takes
+	 * frame_cost_ns per frame it received or sent, and the side whose
+	 * clock is behind runs next. So a poll that sends a lot keeps that
+	 * side from reading its frames meanwhile, as in xrxed. 0: passes take
+	 * no time (the other policies ignore this one; sleep_* do not apply). */
+	uint64_t frame_cost_ns;
 };
 
 struct xrxe_tph_side {
@@ -155,6 +163,9 @@ void xrxe_tph_init(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_mtu);
 /* The same with the cores' fixed_ack_timeout (xrxed --rexmit fixed). */
 void xrxe_tph_init_rexmit(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_mtu,
 			  bool fixed_ack_timeout);
+/* Cores with room for max_qp QPs each (64 with the ones above). */
+void xrxe_tph_init_qps(struct xrxe_tph *h, uint64_t seed, uint32_t max_path_mtu,
+		       uint32_t max_qp);
 void xrxe_tph_fini(struct xrxe_tph *h);
 uint64_t xrxe_tph_rand(struct xrxe_tph *h);
 
