@@ -38,6 +38,7 @@ int xrxe_tp_cq_create(struct xrxe_tp *tp, struct xrxe_ring *ring, uint32_t nslot
 	cq->mask = nslots - 1;
 	cq->log2 = ring->log2_elem_size;
 	cq->prod = xrxe_ring_load_producer(ring, cq->mask);
+	cq->cons_seen = xrxe_ring_load_consumer(ring, cq->mask);
 	cq->user = user;
 	cq->next = tp->cqs;
 	cq->prev = NULL;
@@ -129,6 +130,7 @@ int xrxe_tp_cq_resize(struct xrxe_tp *tp, struct xrxe_tp_cq *cq, struct xrxe_rin
 	cq->mask = nslots - 1;
 	cq->log2 = log2;
 	cq->prod = n;
+	cq->cons_seen = 0;
 	return 0;
 }
 
@@ -217,11 +219,18 @@ int xrxe_tpi_cq_post_tm(struct xrxe_tp_cq *cq, const struct ibv_wc *wc, bool sol
 
 	if (cq->overrun)
 		return -EOVERFLOW;
-	/* Acquire: pairs with the application's store-release of the
-	 * consumer after it copied the CQE out, so we never overwrite a CQE
-	 * still being read. Masked: the application may write anything. */
-	cons = xrxe_ring_load_consumer(ring, cq->mask);
+	/* The consumer last read says there is room: it only lags the
+	 * application's, so there is (one read of the application's consumer
+	 * line per ring's worth of CQEs, not per CQE). Otherwise re-read it.
+	 * Acquire: pairs with the application's store-release of the consumer
+	 * after it copied the CQE out, so we never overwrite a CQE still being
+	 * read. Masked: the application may write anything. */
 	slot = cq->prod & cq->mask;
+	cons = cq->cons_seen;
+	if (xrxe_ring_full(slot, cons, cq->mask)) {
+		cons = xrxe_ring_load_consumer(ring, cq->mask);
+		cq->cons_seen = cons;
+	}
 	if (xrxe_ring_full(slot, cons, cq->mask)) {
 		cq->overrun = true;
 		/* Relaxed is enough: the flag is advisory, the event is the signal. */

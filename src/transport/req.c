@@ -177,8 +177,16 @@ bool xrxe_tpi_sq_fetch(struct xrxe_tp_qp *qp)
 	 * application wrote into its producer index. */
 	if (qp->sq_ring_fetch - qp->sq_ring_cons >= qp->sq_mask)
 		return false;
-	if (!xrxe_tpi_sq_has_new(qp)) /* acquire inside */
-		return false;
+	if (!qp->req.sq_avail) {
+		/* Acquire: pairs with the application's store-release of the
+		 * producer after it wrote the elements. */
+		uint32_t prod = xrxe_ring_load_producer(qp->sq, qp->sq_mask);
+
+		qp->req.sq_avail = (prod - qp->sq_ring_fetch) & qp->sq_mask;
+		if (!qp->req.sq_avail)
+			return false;
+	}
+	qp->req.sq_avail--;
 	slot = qp->sq->data + ((size_t)(qp->sq_ring_fetch & qp->sq_mask) << qp->sq_log2);
 	w = xrxe_tpi_swqe(qp, qp->sq_fetch);
 	memcpy(&w->wr, slot, sizeof(w->wr));

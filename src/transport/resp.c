@@ -25,6 +25,7 @@ void xrxe_tpi_resp_reset(struct xrxe_tp_qp *qp)
 	r->drop_msg = false;
 	r->msg = TP_MSG_NONE;
 	r->have_rwqe = false;
+	r->rq_avail = 0; /* the ring indices restart (qp.c qp_reset_state) */
 	r->rcv_off = 0;
 	r->w_left = r->w_len = 0;
 	memset(r->res, 0, sizeof(*r->res) * r->nres);
@@ -328,11 +329,23 @@ static int get_rwqe(struct xrxe_tp_qp *qp)
 	uint64_t len = 0;
 	uint32_t prod, i, nsge;
 
-	/* Acquire: pairs with the application's store-release of the
-	 * producer after writing the WQE (abi.h ordering rules). */
-	prod = xrxe_ring_load_producer(ring, mask);
-	if (prod == (cons & mask))
-		return -EAGAIN;
+	if (srq) {
+		/* Acquire: pairs with the application's store-release of the
+		 * producer after writing the WQE (abi.h ordering rules). */
+		prod = xrxe_ring_load_producer(ring, mask);
+		if (prod == (cons & mask))
+			return -EAGAIN;
+	} else if (!r->rq_avail) {
+		/* The same acquire, only when the WQEs seen last time are used
+		 * up: one read of the application's producer line per burst
+		 * of posts, not per message. */
+		prod = xrxe_ring_load_producer(ring, mask);
+		r->rq_avail = (prod - cons) & mask;
+		if (!r->rq_avail)
+			return -EAGAIN;
+	}
+	if (!srq)
+		r->rq_avail--;
 	slot = xrxe_ring_slot(ring, cons, mask, log2);
 	memcpy(&hdr, slot, sizeof(hdr));
 	nsge = hdr.num_sge <= max_sge ? hdr.num_sge : 0;

@@ -148,6 +148,10 @@ struct xrxe_tp_cq {
 	uint32_t mask;  /* private copy of index_mask */
 	uint32_t log2;  /* private copy of log2_elem_size */
 	uint32_t prod;  /* private producer, free-running */
+	/* the application's consumer as last read: re-read (a line the
+	 * application writes on every poll that finds CQEs) only when the ring
+	 * looks full by it; it only lags, so it can only say "full" too early */
+	uint32_t cons_seen;
 	uint32_t refs;  /* QPs using it */
 	bool overrun;   /* IBA 11.4.2.1: an overrun CQ stays in error */
 	void *user;
@@ -260,6 +264,11 @@ struct tp_req {
 	uint8_t probes_owed;
 	uint32_t probe_psn[2];
 	bool force_ackreq; /* the packet being built is a probe */
+	/* SQ slots the application's producer was last seen ahead of
+	 * sq_ring_fetch: xrxe_tpi_sq_fetch re-reads the producer (a line the
+	 * application writes on every post) only when this is 0. Zeroed with
+	 * the rest of req on reset, when the ring indices restart. */
+	uint32_t sq_avail;
 	uint32_t read_cap; /* a READ request sent again asks for this many
 			    * response packets only (selective repeat); 0: all */
 };
@@ -321,6 +330,10 @@ struct tp_resp {
 	bool msg_se;
 	/* receive WQE in use (private copy) */
 	bool have_rwqe;
+	/* RQ WQEs the application's producer was last seen ahead of rq_cons:
+	 * get_rwqe re-reads the producer (a line the application writes on
+	 * every post_recv) only when this is 0; 0 after xrxe_tpi_resp_reset. */
+	uint32_t rq_avail;
 	uint64_t rwqe_id;
 	uint32_t rwqe_pdn;  /* PD its buffers are checked against */
 	uint32_t rwqe_nsge;

@@ -248,7 +248,7 @@ int xrxe_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
 	}
 	pthread_spin_lock(&q->lock);
 	prod = q->prod;
-	cons = xrxe_ring_load_consumer(q->ring, q->mask);
+	cons = q->cons;
 	for (; wr; wr = wr->next) {
 		if (!sq_has_room(q, prod, &cons)) {
 			ret = ENOMEM;
@@ -262,6 +262,7 @@ int xrxe_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
 	}
 	if (posted) {
 		q->prod = prod;
+		q->cons = cons;
 		/* release: the WQE contents are visible before the index */
 		xrxe_ring_publish_producer(q->ring, prod, q->mask);
 	}
@@ -283,7 +284,7 @@ int xrxe_post_recv_ring(struct xrxe_wq *q, struct ibv_recv_wr *wr, struct ibv_re
 
 	pthread_spin_lock(&q->lock);
 	prod = q->prod;
-	cons = xrxe_ring_load_consumer(q->ring, q->mask);
+	cons = q->cons;
 	for (; wr; wr = wr->next) {
 		struct xrxe_recv_wqe *w;
 
@@ -307,6 +308,7 @@ int xrxe_post_recv_ring(struct xrxe_wq *q, struct ibv_recv_wr *wr, struct ibv_re
 	}
 	if (posted) {
 		q->prod = prod;
+		q->cons = cons;
 		/* release; no doorbell: the responder looks at the RQ when a
 		 * request arrives (docs/facts/rxe.md §4.3) */
 		xrxe_ring_publish_producer(q->ring, prod, q->mask);
@@ -355,13 +357,12 @@ static struct xrxe_send_wqe *wr_next(struct ibv_qp_ex *qx, unsigned int op)
 {
 	struct xrxe_qp *qp = qpx_to_xqp(qx);
 	struct xrxe_wq *q = &qp->sq;
-	uint32_t cons = xrxe_ring_load_consumer(q->ring, q->mask);
 	struct xrxe_send_wqe *w;
 
 	qp->wr_cur = NULL;
 	if (qp->wr_err)
 		return NULL;
-	if (((qp->wr_prod + 1) & q->mask) == cons) {
+	if (!sq_has_room(q, qp->wr_prod, &q->cons)) {
 		qp->wr_err = ENOMEM;
 		return NULL;
 	}
@@ -907,10 +908,12 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 		if (attr->qp_state == IBV_QPS_RESET && qp->sq.ring) {
 			pthread_spin_lock(&qp->sq.lock);
 			qp->sq.prod = xrxe_ring_load_producer(qp->sq.ring, qp->sq.mask);
+			qp->sq.cons = xrxe_ring_load_consumer(qp->sq.ring, qp->sq.mask);
 			pthread_spin_unlock(&qp->sq.lock);
 			if (qp->has_rq) {
 				pthread_spin_lock(&qp->rq.lock);
 				qp->rq.prod = xrxe_ring_load_producer(qp->rq.ring, qp->rq.mask);
+				qp->rq.cons = xrxe_ring_load_consumer(qp->rq.ring, qp->rq.mask);
 				pthread_spin_unlock(&qp->rq.lock);
 			}
 		}

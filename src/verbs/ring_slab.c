@@ -172,6 +172,7 @@ int xrxe_wq_map(struct xrxe_context *ctx, struct xrxe_wq *q, int fd,
 	q->mask = mask;
 	q->log2_elem = log2;
 	q->prod = xrxe_ring_load_producer(r, mask);
+	q->cons = xrxe_ring_load_consumer(r, mask);
 	pthread_spin_init(&q->lock, PTHREAD_PROCESS_PRIVATE);
 	return 0;
 }

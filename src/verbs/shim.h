@@ -216,6 +216,10 @@ struct xrxe_wq {
 	uint32_t mask;
 	uint32_t log2_elem;
 	uint32_t prod; /* private producer (SQ/RQ/SRQ: the shim owns it) */
+	/* the daemon's consumer as last read, under lock: it only lags, so
+	 * posts re-read it (a line the daemon writes for every WQE it takes)
+	 * only when the ring looks full by it (sq_has_room) */
+	uint32_t cons;
 	uint32_t max_sge;
 	uint32_t max_inline;
 	pthread_spinlock_t lock;

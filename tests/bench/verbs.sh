@@ -34,6 +34,9 @@
 #   VERBS_ONLY=lat      only the latency rows and the raw ping-pong (no
 #                       blasts, iperf3 or bandwidth rows): a ~20 s run for
 #                       comparing daemon builds minute by minute
+#   VERBS_ONLY=small    only the 64 B ib_write_bw and ib_send_bw rows (crossed)
+#                       beside the blaster at 62 B frames: issue 16's two
+#                       packet-rate ratios in ~15 s per repetition
 #   VERBS_SCHED_TRACE=1 record the scheduler (perf sched) for 0.5 s of each
 #                       ib_write_lat row and print how often the daemons were
 #                       woken, by whom, and how long a ready daemon waited for
@@ -125,17 +128,20 @@ blast() {
 	wait "$rxpid"
 	rm -f "$tmp/ready"
 }
-if [ "$ONLY" != lat ]; then
+if [ "$ONLY" != lat ] && [ "$ONLY" != small ]; then
 blast 4200
 RAW_FRAME=$(val gen_frame_len "$tmp/tx-4200")
 RAW_MPPS=$(val rx_mpps "$tmp/rx-4200")
 RAW_GBPS=$(val rx_gbps "$tmp/rx-4200")
+fi
+if [ "$ONLY" != lat ]; then
 # the packet rate the 64 B rows are held against (62-byte frames)
 blast 64
 SMALL_FRAME=$(val gen_frame_len "$tmp/tx-64")
 SMALL_MPPS=$(val rx_mpps "$tmp/rx-64")
 fi
 
+if [ "$ONLY" != small ]; then
 # Both ends bounded: on a loaded machine 20,000 round trips can outlast a
 # pong that stopped, and ping waits a second for each echo that never comes.
 ns_bg "$NS_B" "$P" pong "$IF_B" --spin --cpu 1 --timeout 150 \
@@ -152,19 +158,20 @@ RTT_P50=$(val rtt_p50_us "$tmp/ping")
 RTT_P99=$(val rtt_p99_us "$tmp/ping")
 HALF_P50=$(ratio "$RTT_P50" 2)
 HALF_P99=$(ratio "$RTT_P99" 2)
+fi
 
 # What one wake-up of a task on cpu1 costs while a spinner holds that CPU:
 # the floor under each hop of ib_write_lat, whose receiving daemon sleeps
 # (docs/performance.md, "Where a round trip of ib_write_lat goes").
 WAKE_P10=n/a WAKE_P50=n/a
-if [ -x "$BUILD/tests/bench/wake_cost" ] &&
+if [ "$ONLY" != small ] && [ -x "$BUILD/tests/bench/wake_cost" ] &&
 	"$BUILD/tests/bench/wake_cost" --count 500 --spin >"$tmp/wake" 2>&1; then
 	WAKE_P10=$(val wake_p10_us "$tmp/wake")
 	WAKE_P50=$(val wake_p50_us "$tmp/wake")
 fi
 
 TCP=n/a
-if [ "$ONLY" != lat ] && command -v iperf3 >/dev/null; then
+if [ -z "$ONLY" ] && command -v iperf3 >/dev/null; then
 	ns_bg "$NS_B" iperf3 -s -1 -p 5299 >/dev/null 2>&1
 	iperfpid=$NETNS_LAST_PID
 	sleep 0.5
@@ -320,6 +327,11 @@ lat_row() {
 
 for _ in $(seq "$REPEAT"); do
 	place "$CROSSED"
+	if [ "$ONLY" = small ]; then
+		bw_row crossed ib_write_bw 64
+		bw_row crossed ib_send_bw 64
+		continue
+	fi
 	if [ "$ONLY" != lat ]; then
 		for t in ib_write_bw ib_read_bw ib_send_bw; do
 			for size in 64 4096 65536; do
@@ -365,6 +377,17 @@ bw_print() {
 }
 
 [ "$REPEAT" -gt 1 ] && echo "perftest rows: median of $REPEAT runs back to back (same daemons)"
+if [ "$ONLY" = small ]; then
+	printf '%-34s %12s %10s %9s%s\n' "perftest over xrxe (RC, -F)" "BW Gbit/s" "Mpps" "CPU s/GB" "$SP"
+	bw_print crossed ib_write_bw-64 "ib_write_bw -s 64"
+	bw_print crossed ib_send_bw-64 "ib_send_bw -s 64"
+	printf '%-34s %12s %10s\n' "  blast A->B, ${SMALL_FRAME:-?} B frames" "" "${SMALL_MPPS:-n/a}"
+	printf '%-58s %7s%% %8s\n' "  64 B ib_write_bw / raw AF_XDP packet rate (62 B frames)" \
+		"$(ratio "$(med crossed ib_write_bw-64 2)" "${SMALL_MPPS:-}" 100)" ">= 80%"
+	printf '%-58s %7s%% %8s\n' "  64 B ib_send_bw / raw AF_XDP packet rate (62 B frames)" \
+		"$(ratio "$(med crossed ib_send_bw-64 2)" "${SMALL_MPPS:-}" 100)" ">= 60%"
+	exit 0
+fi
 if [ "$ONLY" != lat ]; then
 printf '%-34s %12s %10s %9s%s\n' "perftest over xrxe (RC, -F)" "BW Gbit/s" "Mpps" "CPU s/GB" "$SP"
 for t in ib_write_bw ib_read_bw ib_send_bw; do

@@ -1214,3 +1214,150 @@ Test(transport_rc, sqd_drains_and_resumes)
 	cr_assert_eq(wc[0].wr_id, 2);
 	xrxe_tph_pair_fini(&e.p);
 }
+
+/* The responder re-reads the application's RQ producer only when the WQEs it
+ * saw there last are used up (resp.c get_rwqe: one read of that cache line
+ * per burst of posts, not per message). Receive WQEs posted after a read are
+ * still found when the cached ones run out (no RNR NAK), an RQ found empty
+ * still draws one, and over five laps of the 64-slot RQ (and SQ) every 64 B
+ * SEND lands in its own WQE, in order. */
+Test(transport_rc, rq_producer_read_per_burst_loses_nothing)
+{
+	struct env e;
+	struct xrxe_tph_conn c;
+	struct xrxe_tp_qp_info ib;
+	struct ibv_wc wc[64];
+	unsigned lap, i, id = 0;
+
+	xrxe_tph_conn_default(&c);
+	c.rnr_retry = 7; /* infinite */
+	c.min_rnr_timer = 1; /* 10 us */
+	env_init(&e, &c, true);
+	/* 10 posted, 5 taken (the responder saw 10), 10 more posted, 15 taken */
+	for (i = 0; i < 10; i++)
+		cr_assert_eq(recv_b(&e, 1000 + i, i * 64, 64), 0);
+	for (i = 0; i < 5; i++)
+		cr_assert_eq(post(&e, i, IBV_WR_SEND, 0, i * 64, 64, 0, 0), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, SEC));
+	for (i = 10; i < 20; i++)
+		cr_assert_eq(recv_b(&e, 1000 + i, i * 64, 64), 0);
+	for (i = 5; i < 20; i++)
+		cr_assert_eq(post(&e, i, IBV_WR_SEND, 0, i * 64, 64, 0, 0), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, SEC));
+	xrxe_tph_info(e.p.b, &ib);
+	cr_assert_eq(ib.rnr_naks_sent, 0, "WQEs posted after the producer was read were found");
+	cr_assert_eq(poll_all(e.p.ca, wc), 20);
+	cr_assert_eq(poll_all(e.p.cb, wc), 20);
+	for (i = 0; i < 20; i++) {
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc[i].wr_id, 1000 + i);
+	}
+	cr_assert(!memcmp(bbuf, abuf, 20 * 64));
+
+	/* every WQE used: a SEND now draws RNR NAKs until one is posted */
+	cr_assert_eq(post(&e, 99, IBV_WR_SEND, 0, 4000, 64, 0, 0), 0);
+	cr_assert(!xrxe_tph_run(&e.p.h, 2 * MS));
+	xrxe_tph_info(e.p.b, &ib);
+	cr_assert_gt(ib.rnr_naks_sent, 0);
+	cr_assert_eq(recv_b(&e, 2000, 8192, 64), 0);
+	cr_assert(xrxe_tph_run(&e.p.h, SEC));
+	cr_assert_eq(poll_all(e.p.ca, wc), 1);
+	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+	cr_assert_eq(poll_all(e.p.cb, wc), 1);
+	cr_assert_eq(wc[0].wr_id, 2000);
+	cr_assert(!memcmp(bbuf + 8192, abuf + 4000, 64));
+
+	/* five laps of 40: the rings wrap, nothing lost or reordered */
+	for (lap = 0; lap < 5; lap++) {
+		for (i = 0; i < 40; i++)
+			cr_assert_eq(recv_b(&e, 3000 + id + i, 12288 + i * 64, 64), 0);
+		for (i = 0; i < 40; i++)
+			cr_assert_eq(post(&e, id + i, IBV_WR_SEND, 0, (lap * 40 + i) * 64 % 8192, 64, 0,
+					  0),
+				     0);
+		cr_assert(xrxe_tph_run(&e.p.h, SEC));
+		cr_assert_eq(poll_all(e.p.ca, wc), 40);
+		cr_assert_eq(poll_all(e.p.cb, wc), 40);
+		for (i = 0; i < 40; i++) {
+			cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+			cr_assert_eq(wc[i].wr_id, 3000 + id + i);
+			cr_assert_eq(wc[i].byte_len, 64);
+			cr_assert(!memcmp(bbuf + 12288 + i * 64, abuf + (lap * 40 + i) * 64 % 8192, 64));
+		}
+		id += 40;
+	}
+	xrxe_tph_pair_fini(&e.p);
+}
+
+/* The core re-reads the application's CQ consumer only when the ring looks
+ * full by the one it read last (cq.c: not once per CQE). A CQ of 8 (capacity
+ * 7) filled, partly polled, then filled again takes every CQE the polls made
+ * room for, with no overrun; one CQE more than the room overruns it as
+ * before (IBA 11.4.2.1). */
+Test(transport_rc, cq_consumer_read_when_full)
+{
+	struct xrxe_tph h;
+	struct xrxe_tph_conn c;
+	struct xrxe_tph_cq *ca, *cb;
+	struct xrxe_tph_qp *a, *b;
+	uint32_t lka, lkb;
+	struct ibv_wc wc[8];
+	uint64_t id = 0;
+	int i, round;
+
+	xrxe_tph_init(&h, 5, 4096);
+	ca = xrxe_tph_cq_create(&h.side[0], 64);
+	cb = xrxe_tph_cq_create(&h.side[1], 8); /* capacity 7 */
+	a = xrxe_tph_qp_create(&h.side[0], IBV_QPT_RC, ca, ca, 16, 16, false);
+	b = xrxe_tph_qp_create(&h.side[1], IBV_QPT_RC, cb, cb, 16, 16, false);
+	xrxe_tph_conn_default(&c);
+	cr_assert_eq(xrxe_tph_connect(a, b, &c), 0);
+	lka = xrxe_tph_mr(&h.side[0], abuf, 4096, RW, 0);
+	lkb = xrxe_tph_mr(&h.side[1], bbuf, 4096, RW, 0);
+	/* 7, then 5 polled and 5 more, three times: the CQ wraps */
+	for (round = 0; round < 4; round++) {
+		int n = round ? 5 : 7;
+
+		for (i = 0; i < n; i++) {
+			struct xrxe_sge s = { (uintptr_t)bbuf + (id + i) * 64 % 4096, 64, lkb };
+
+			cr_assert_eq(xrxe_tph_post_recv(b, id + i, &s, 1), 0);
+		}
+		for (i = 0; i < n; i++) {
+			struct xrxe_sge s = { (uintptr_t)abuf + (id + i) * 64 % 4096, 64, lka };
+
+			cr_assert_eq(xrxe_tph_post_send(a, &(struct xrxe_tph_send){
+				.wr_id = id + i, .opcode = IBV_WR_SEND, .sge = &s, .nsge = 1 }), 0);
+		}
+		cr_assert(xrxe_tph_run(&h, SEC));
+		cr_assert_eq(xrxe_tph_state(b), IBV_QPS_RTS, "round %d: no overrun", round);
+		cr_assert_eq(xrxe_tph_cq_count(cb), 7);
+		cr_assert_eq(xrxe_tph_poll_cq(cb, wc, 5), 5);
+		for (i = 0; i < 5; i++) {
+			uint64_t want = round ? id - 2 + i : (uint64_t)i;
+
+			cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+			cr_assert_eq(wc[i].wr_id, want, "round %d: CQE %d in order", round, i);
+		}
+		id += n;
+	}
+	cr_assert(!memcmp(bbuf, abuf, 22 * 64), "every SEND landed");
+	cr_assert_eq(h.side[1].async_by_type[IBV_EVENT_CQ_ERR], 0);
+	/* 2 unpolled, room for 5: the sixth overruns */
+	for (i = 0; i < 6; i++) {
+		struct xrxe_sge s = { (uintptr_t)bbuf + 2048, 64, lkb };
+
+		cr_assert_eq(xrxe_tph_post_recv(b, 100 + (uint64_t)i, &s, 1), 0);
+	}
+	for (i = 0; i < 6; i++) {
+		struct xrxe_sge s = { (uintptr_t)abuf, 64, lka };
+
+		cr_assert_eq(xrxe_tph_post_send(a, &(struct xrxe_tph_send){
+			.wr_id = 100 + (uint64_t)i, .opcode = IBV_WR_SEND, .sge = &s, .nsge = 1 }), 0);
+	}
+	xrxe_tph_run(&h, 100 * SEC);
+	cr_assert_eq(h.side[1].async_by_type[IBV_EVENT_CQ_ERR], 1);
+	cr_assert_eq(xrxe_tph_state(b), IBV_QPS_ERR);
+	cr_assert_eq(xrxe_tph_poll_cq(cb, wc, 8), 7);
+	xrxe_tph_fini(&h);
+}
