@@ -32,9 +32,14 @@
 #   LOSS_MODES="sr gbn"    sessions: sr (--selective-repeat on), gbn (off)
 #   LOSS_REPEAT=N          rounds over the rates (default 2; the baseline
 #                          has N + 1 runs)
-#   LOSS_TRACE=1          also sample the requester side's QP every 0.1 s
-#                          (cwnd, timeouts, probes, srtt) into LABEL.trace in
-#                          LOSS_KEEP's directory: where a run's time went
+#   LOSS_TRACE=1          also sample the requester side's QP (cwnd, timeouts,
+#                          probes, srtt) into LABEL.trace in LOSS_KEEP's
+#                          directory, 0.1 s apart plus what xrxe qp takes
+#                          (seconds on a loaded machine: then only a few)
+#   LOSS_KEEP=DIR          keep every run's files there: perftest's output,
+#                          the QPs' JSON, each daemon's xrxe stats at the
+#                          sample (LABEL.a.stats) and after the run
+#                          (LABEL.a.end.stats: rx_lag_max_ns, a starved daemon)
 #   LOSS_CPUS="DA DB S C"  CPUs of xrxed A, xrxed B, the perftest server (in B)
 #                          and client (in A); default "0 1 0 1" (tests/bench/verbs.sh)
 set -uo pipefail
