@@ -159,9 +159,9 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 	char err[160];
 	int c;
 
-	/* Selective repeat: cm by default (docs/selective-repeat.md, "Who
-	 * uses it"): only where two xrxe CMs agreed through ECE. */
-	*o = (struct daemon_opts){ .mode = XRXE_STEER_MODE_NATIVE };
+	/* Selective repeat is opt-in while a loopback rs_duplex failure with
+	 * it negotiated (retry exceeded, CI 2026-12-02) is not understood. */
+	*o = (struct daemon_opts){ .mode = XRXE_STEER_MODE_NATIVE, .sr_off = true };
 	xrxe_tp_cc_defaults(&o->cc);
 	xrxe_quota_defaults(&o->limits);
 	xrxe_opt_parser_init(&p, xrxed_opts);
