@@ -159,8 +159,9 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 	char err[160];
 	int c;
 
-	/* Selective repeat is opt-in while a loopback rs_duplex failure with
-	 * it negotiated (retry exceeded, CI 2026-12-02) is not understood. */
+	/* Selective repeat is opt-in while its live 0 % runs are slower and
+	 * see more Local ACK Timeouts than go-back-N's, not understood
+	 * (docs/selective-repeat.md, "Limits"). */
 	*o = (struct daemon_opts){ .mode = XRXE_STEER_MODE_NATIVE, .sr_off = true };
 	xrxe_tp_cc_defaults(&o->cc);
 	xrxe_quota_defaults(&o->limits);

@@ -32,6 +32,14 @@
 #   LOSS_MODES="sr gbn"    sessions: sr (--selective-repeat on), gbn (off)
 #   LOSS_REPEAT=N          rounds over the rates (default 2; the baseline
 #                          has N + 1 runs)
+#   LOSS_TRACE=1          also sample the requester side's QP (cwnd, timeouts,
+#                          probes, srtt) into LABEL.trace in LOSS_KEEP's
+#                          directory, 0.1 s apart plus what xrxe qp takes
+#                          (seconds on a loaded machine: then only a few)
+#   LOSS_KEEP=DIR          keep every run's files there: perftest's output,
+#                          the QPs' JSON, each daemon's xrxe stats at the
+#                          sample (LABEL.a.stats) and after the run
+#                          (LABEL.a.end.stats: rx_lag_max_ns, a starved daemon)
 #   LOSS_CPUS="DA DB S C"  CPUs of xrxed A, xrxed B, the perftest server (in B)
 #                          and client (in A); default "0 1 0 1" (tests/bench/verbs.sh)
 set -uo pipefail
@@ -127,6 +135,8 @@ daemons_stop() {
 # qp_counters NS IFACE RAW: the sum of the RC QPs' counters of one daemon as
 # "key value" lines (its JSON kept in RAW).
 qp_counters() {
+	# the daemon's own counters beside (drops, rings): for diagnosis
+	ip netns exec "$1" "$XRXE" stats "$2" >"${3%.json}.stats" 2>&1
 	ip netns exec "$1" "$XRXE" qp "$2" --json 2>&1 | tee "$3" | python3 -c '
 import json, sys
 keys = ("tx_packets", "rx_packets", "retransmits", "fast_retransmits", "timeouts",
@@ -164,13 +174,35 @@ run() {
 		qp_counters "$NS_B" "$IF_B" "$out.b.json" >"$out.b"
 		wait
 	) &
-	local cpid=$!
+	local cpid=$! tpid=
+	if [ -n "${LOSS_TRACE:-}" ]; then
+		(
+			while kill -0 "$spid" 2>/dev/null; do
+				ip netns exec "$NS_A" "$XRXE" qp "$IF_A" --json 2>/dev/null |
+					python3 -c '
+import json, sys, time
+try:
+    for q in json.load(sys.stdin)["qps"]:
+        if q["type"] == "RC":
+            print("%.2f" % time.monotonic(), " ".join("%s=%s" % (k, q.get(k)) for k in
+                  ("tx_packets", "acked_psn", "cwnd", "timeouts", "probes", "fast_retransmits",
+                   "retransmits", "recoveries", "srtt_us")))
+except Exception:
+    pass'
+				sleep 0.1
+			done
+		) >"$out.trace" &
+		tpid=$!
+	fi
 	pin "$CPU_C"
 	ip netns exec "$NS_A" timeout $((DURATION + 60)) "${PIN[@]}" "${RUN[@]}" "$tool" \
 		-d "xrxe_$IF_A" -x 1 -s 65536 -F -p "$PORT" -D "$DURATION" --report_gbits \
 		"$IP_B" >"$out.client" 2>&1
 	wait "$spid"
 	wait "$cpid"
+	[ -z "$tpid" ] || wait "$tpid"
+	ip netns exec "$NS_A" "$XRXE" stats "$IF_A" >"$out.a.end.stats" 2>&1
+	ip netns exec "$NS_B" "$XRXE" stats "$IF_B" >"$out.b.end.stats" 2>&1
 	grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$out.client" | tail -n 1 | awk '{ print $4 }' >"$out"
 }
 val() {
