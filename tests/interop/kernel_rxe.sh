@@ -599,7 +599,8 @@ cm_fill() {
 # other way round. -l: the port the server listens on when it takes none
 # (udaddy's is fixed at 7174); -k: the server never exits by itself
 # (cmtime): it must still run when the client is done, and is then ended;
-# -d: the host client's rdma_connect is delayed (CONNECT_DELAY, perftest).
+# -d: the client's rdma_connect is delayed (CONNECT_DELAY, perftest), the
+# host's or the guest's.
 CM_RAN=""
 cm_row() {
 	local lport="" keep="" delay="" o OPTIND=1
@@ -637,7 +638,14 @@ cm_xrxe_listens() {
 		echo "server did not listen on $lp" >>"$log.xrxe-server"
 		return 1
 	fi
-	guest_run "timeout $T $cli" >"$log.rxe-client" 2>&1
+	# -d: the guest's perftest too (the host's root is the guest's, so the
+	# library runs there; from the share): on a loaded host the xrxe server
+	# created its data listener after the guest's REQ (REJ 8, CI
+	# 2026-12-02, load 5-9), the race connect_delay.c describes
+	local pre=""
+	[ -n "$delay" ] && [ -n "$CONNECT_DELAY" ] && cp "$CONNECT_DELAY" "$SHARE/connect_delay.so" &&
+		pre="env LD_PRELOAD=/share/connect_delay.so "
+	guest_run "${pre}timeout $T $cli" >"$log.rxe-client" 2>&1
 	rc=$?
 	if [ -n "$keep" ]; then
 		kill -0 "$spid" 2>/dev/null || { rc=1; echo "server exited early" >>"$log.xrxe-server"; }

@@ -11,8 +11,10 @@
  *   upstream after the release, "Fix rdmacm race", linux-rdma/qperf
  *   118a571), so on a loaded host a REQ can beat the listen and is
  *   rejected (REJ 8, invalid service ID), as over the kernel.
- * - the host-side perftest client of the interop suite's `-R` rows with
- *   kernel rxe as the server (tests/interop/kernel_rxe.sh). perftest
+ * - the perftest client of the interop suite's `-R` rows, the host's with
+ *   kernel rxe as the server and the guest's with xrxe as the server
+ *   (tests/interop/kernel_rxe.sh; a loaded host's server loses the race
+ *   as well: CI 2026-12-02, load 5-9). perftest
  *   4.5-0.17 (Debian 12) syncs client and server over its rdma_cm side
  *   channel and then, without waiting for each other again, the server
  *   creates its data listener while the client connects. The client here
