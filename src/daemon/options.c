@@ -62,10 +62,10 @@ const struct xrxe_opt_def xrxe_opt_defs[XRXE_OPT_COUNT] = {
 		"selective-repeat", 0, "off|cm|on",
 		"        RC selective repeat between xrxe peers (docs/selective-repeat.md):\n"
 		"        the receiver keeps packets past a loss, the sender resends only\n"
-		"        what is missing. cm: agreed per connection through ECE in the\n"
-		"        CM's REQ/REP, go-back-N with any other peer. on: also for QPs\n"
-		"        connected without the CM (perftest without -R), whose peer must\n"
-		"        then be xrxed with --selective-repeat on too. off (default):\n"
+		"        what is missing. cm (default): agreed per connection through\n"
+		"        ECE in the CM's REQ/REP, go-back-N with any other peer. on: also\n"
+		"        for QPs connected without the CM (perftest without -R), whose\n"
+		"        peer must then be xrxed with --selective-repeat on too. off:\n"
 		"        never.\n",
 		NULL,
 	},

@@ -159,10 +159,9 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 	char err[160];
 	int c;
 
-	/* Selective repeat is opt-in while its live 0 % runs are slower and
-	 * see more Local ACK Timeouts than go-back-N's, not understood
-	 * (docs/selective-repeat.md, "Limits"). */
-	*o = (struct daemon_opts){ .mode = XRXE_STEER_MODE_NATIVE, .sr_off = true };
+	/* Selective repeat: cm by default (docs/selective-repeat.md, "Who
+	 * uses it"): only where two xrxe CMs agreed through ECE. */
+	*o = (struct daemon_opts){ .mode = XRXE_STEER_MODE_NATIVE };
 	xrxe_tp_cc_defaults(&o->cc);
 	xrxe_quota_defaults(&o->limits);
 	xrxe_opt_parser_init(&p, xrxed_opts);

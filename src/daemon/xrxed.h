@@ -116,7 +116,7 @@ struct daemon_opts {
 	bool keep_xdp;   /* leave the steering program attached on exit */
 	int rt_priority; /* SCHED_FIFO priority, 0 = normal scheduling */
 	bool fixed_ack_timeout; /* --rexmit fixed */
-	bool sr_off, sr_on;     /* --selective-repeat off (default) / on; neither: cm */
+	bool sr_off, sr_on;     /* --selective-repeat off / on; neither: cm (default) */
 	struct xrxe_tp_cc_params cc; /* defaults + --cc name=value */
 	struct xrxe_quota_limits limits; /* defaults + --limit NAME=VALUE */
 };

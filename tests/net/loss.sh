@@ -205,8 +205,8 @@ done
 # The same counters stay zero without loss (nothing resent needlessly).
 router_loss 0
 daemons_stop
-daemons_start --selective-repeat cm
-# Negotiated through the CM (ECE in REQ/REP) with daemons that offer it
+daemons_start
+# Negotiated through the CM (ECE in REQ/REP) by default daemons (cm)
 # (without loss: lost CM MADs wait out the CM's 4.3 s response timeout).
 PERF_OPTS=(-R)
 PERF_TIMEOUT=60
