@@ -391,6 +391,12 @@ struct tp_sr {
 	 * request shows a repair lost (sr.c xrxe_tpi_sr_rsp_rx) */
 	uint32_t rd_stamp[XRXE_TP_SR_RING];
 	uint32_t rd_clock;
+	/* Per response packet the scans below cost what is new, not the
+	 * window (sr.c): READ response PSNs up to scan_hi were all looked at
+	 * (received, or asked again); every repair still missing has an
+	 * rd_stamp no older than repair_oldest (a lower bound). */
+	bool scan_valid, repair_valid;
+	uint32_t scan_hi, repair_oldest;
 	bool sack_valid;
 	uint32_t sack_top;                     /* highest PSN a SACK named held */
 	bool cum_valid;
