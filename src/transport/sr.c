@@ -407,19 +407,20 @@ out:
  * looked at before was received then or asked for again then, and a PSN
  * asked for again is not asked twice here (a lost repair is
  * repairs_lost's). Without this a hole cost each later response a walk
- * of the whole window: O(window^2) per loss, a third more CPU per packet
- * for a live READ stream at 1 % loss (docs/selective-repeat.md). */
+ * of the whole window: O(window^2) per loss (docs/selective-repeat.md,
+ * "What a response costs"). */
 void xrxe_tpi_sr_scan_lost(struct xrxe_tp_qp *qp, uint32_t upto)
 {
 	struct tp_sr *s = qp->srs;
 	bool lost = false, whole = true;
-	uint32_t idx, stamp = ++s->rd_clock, start = qp->comp.psn;
+	uint32_t idx, stamp, start = qp->comp.psn;
 
 	if (s->scan_valid && xrxe_psn_cmp(s->scan_hi, start) >= 0) {
 		if (xrxe_psn_cmp(upto, s->scan_hi) <= 0)
 			return; /* nothing new */
 		start = xrxe_psn_add(s->scan_hi, 1);
 	}
+	stamp = ++s->rd_clock;
 	for (idx = qp->sq_cons; idx != qp->sq_fetch; idx++) {
 		struct tp_swqe *w = xrxe_tpi_swqe(qp, idx);
 		uint32_t m, from, run = 0, run_psn = 0;
