@@ -309,13 +309,30 @@ static uint8_t req_opcode(const struct tp_swqe *w, bool first, bool last)
 #undef POS
 }
 
+/* PSNs the window counts once npsn more are sent: those from the oldest
+ * unacknowledged one on (docs/facts/rxe.md §2.1: at most 128 unacknowledged),
+ * except, with selective repeat, READ/atomic responses already received
+ * past a hole. Those are no longer in flight: counting them would stop
+ * new requests while a lost response is asked for again, and the repair
+ * waits behind every response the network still holds, so the responder
+ * would run dry for a round trip per loss (docs/selective-repeat.md, "READ
+ * under loss"). The span from the oldest is bounded by the scoreboard's. */
+static bool window_reached(const struct xrxe_tp_qp *qp, uint32_t npsn)
+{
+	uint32_t span = xrxe_psn_sub(qp->req.psn, qp->comp.psn) + npsn;
+
+	if (qp->type != IBV_QPT_RC)
+		return false;
+	if (!qp->sr)
+		return span >= xrxe_tpi_rto_cwnd(qp);
+	return span >= XRXE_TP_SR_SPAN || span - xrxe_tpi_sr_received(qp) >= xrxe_tpi_rto_cwnd(qp);
+}
+
+/* no new request starts: the window (fewer than 128 PSNs while the path
+ * loses packets, rto.c) is full */
 static bool window_full(const struct xrxe_tp_qp *qp)
 {
-	/* docs/facts/rxe.md §2.1: at most 128 PSNs unacknowledged; fewer while
-	 * the path loses packets (rto.c: every PSN in flight when a loss
-	 * happens is sent again, go-back-N) */
-	return qp->type == IBV_QPT_RC &&
-	       xrxe_psn_cmp(qp->req.psn, xrxe_psn_add(qp->comp.psn, xrxe_tpi_rto_cwnd(qp))) >= 0;
+	return window_reached(qp, 0);
 }
 
 /* docs/facts/rxe.md §2.2: an AckReq at least every XRXE_TP_MAX_PKT_PER_ACK
@@ -332,8 +349,7 @@ static uint32_t ackreq_every(const struct xrxe_tp_qp *qp)
  * opens it again (else only the Local ACK Timeout would). */
 static bool window_edge(const struct xrxe_tp_qp *qp, uint32_t npsn)
 {
-	return xrxe_psn_cmp(xrxe_psn_add(qp->req.psn, npsn),
-			    xrxe_psn_add(qp->comp.psn, xrxe_tpi_rto_cwnd(qp))) >= 0;
+	return window_reached(qp, npsn);
 }
 
 /* Build and send the packet at the requester's position. 0, -ENOBUFS (no

@@ -261,6 +261,30 @@ void xrxe_tpi_sr_set(uint64_t *bits, const struct xrxe_tp_qp *qp, uint32_t psn)
 		bits[i / 64] |= 1ull << (i % 64);
 }
 
+/* READ/atomic response PSNs received in [comp.psn, req.psn): out of the
+ * window's count, as they are no longer in flight (req.c window_full).
+ * Bits in a circular bitmap, a word at a time. */
+uint32_t xrxe_tpi_sr_received(const struct xrxe_tp_qp *qp)
+{
+	const struct tp_sr *s = qp->srs;
+	uint32_t n = xrxe_psn_sub(qp->req.psn, qp->comp.psn), i = qp->comp.psn & RING_MASK;
+	uint32_t count = 0;
+
+	if (n > XRXE_TP_SR_RING)
+		n = XRXE_TP_SR_RING;
+	while (n) {
+		uint32_t bit = i % 64, take = 64 - bit < n ? 64 - bit : n;
+		uint64_t word = s->have[i / 64] >> bit;
+
+		if (take < 64)
+			word &= (1ull << take) - 1;
+		count += (uint32_t)__builtin_popcountll(word);
+		n -= take;
+		i = (i + take) & RING_MASK;
+	}
+	return count;
+}
+
 static void bit_clear(uint64_t *bits, uint32_t psn)
 {
 	uint32_t i = psn & RING_MASK;

@@ -71,13 +71,18 @@ static inline uint32_t xrxe_tpi_rspq_slots(uint32_t nres)
  * SACK's reach; the requester never has more than XRXE_TP_MAX_UNACKED_PSNS
  * in flight), each frame in a slot of XRXE_TP_SR_SLOT bytes (a 4096-byte
  * payload and every header). The requester's scoreboard covers the
- * XRXE_TP_SR_RING PSNs from the oldest unacknowledged one: a READ may start
- * at the window's edge and take up to XRXE_TP_SR_READ_MAX PSNs (a larger
- * READ is recovered go-back-N). */
+ * XRXE_TP_SR_RING PSNs from the oldest unacknowledged one. The window
+ * counts what is in flight, not the span from the oldest hole: READ
+ * response PSNs already received past a hole do not count (req.c
+ * window_full), so a requester waiting for a repair keeps the responder
+ * busy; the span from the oldest unacknowledged PSN to the next request is
+ * at most XRXE_TP_SR_SPAN, and a READ may start at its edge and take up to
+ * XRXE_TP_SR_READ_MAX PSNs (a larger READ is recovered go-back-N). */
 #define XRXE_TP_SR_WIN XRXE_SACK_PSNS
 #define XRXE_TP_SR_SLOT 4352u
-#define XRXE_TP_SR_RING 256u
-#define XRXE_TP_SR_READ_MAX (XRXE_TP_SR_RING - XRXE_TP_MAX_UNACKED_PSNS)
+#define XRXE_TP_SR_SPAN 256u
+#define XRXE_TP_SR_RING 512u
+#define XRXE_TP_SR_READ_MAX (XRXE_TP_SR_RING - XRXE_TP_SR_SPAN)
 #define XRXE_TP_SR_TODO 64u
 
 /* ---------------------------------------------------------------------------
@@ -834,6 +839,7 @@ void xrxe_tpi_sr_drop_held(struct xrxe_tp_qp *qp);
 void xrxe_tpi_sr_bitmap(const struct xrxe_tp_qp *qp, uint32_t cum, uint8_t out[XRXE_SACK_LEN]);
 /* requester scoreboard */
 bool xrxe_tpi_sr_bit(const uint64_t *bits, const struct xrxe_tp_qp *qp, uint32_t psn);
+uint32_t xrxe_tpi_sr_received(const struct xrxe_tp_qp *qp);
 void xrxe_tpi_sr_set(uint64_t *bits, const struct xrxe_tp_qp *qp, uint32_t psn);
 void xrxe_tpi_sr_advanced(struct xrxe_tp_qp *qp, uint32_t old); /* comp.psn moved from old */
 void xrxe_tpi_sr_sack_rx(struct xrxe_tp_qp *qp, uint32_t cum, const uint8_t *bitmap);
