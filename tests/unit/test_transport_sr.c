@@ -299,6 +299,47 @@ Test(transport_sr, lost_read_response_asked_for_alone)
 	xrxe_tph_pair_fini(&e.p);
 }
 
+/* READs of every size the scoreboard takes and one it does not, each with a
+ * lost response packet: a READ of up to XRXE_TP_SR_READ_MAX (256) packets
+ * asks for the missing packet alone; a longer one does not fit the
+ * scoreboard and recovers go-back-N, from the missing packet on. Both land
+ * intact, once. MTU 1024: 200 and 300 packets. */
+Test(transport_sr, reads_past_the_scoreboard_recover_go_back_n)
+{
+	static const struct {
+		uint32_t len, lost_off;
+		bool alone;
+	} reads[] = { { 200 * 1024, 150, true }, { 300 * 1024, 280, false } };
+
+	for (unsigned k = 0; k < 2; k++) {
+		struct env e;
+		struct xrxe_tp_qp_info ia, ib;
+		struct ibv_wc wc[4];
+		uint32_t len = reads[k].len;
+
+		env_init(&e, IBV_MTU_1024, true);
+		watch(&e);
+		nplans = 1;
+		plans[0] = (struct plan){ .from = 1, .opcode = XRXE_OPCODE(RC, RDMA_READ_RESPONSE_MIDDLE),
+					  .off = reads[k].lost_off, .n = 1 };
+		memset(abuf + 524288, 0, len);
+		cr_assert_eq(post(&e, 1, IBV_WR_RDMA_READ, 524288, len, (uintptr_t)bbuf), 0);
+		cr_assert(xrxe_tph_run(&e.p.h, 10 * SEC));
+		cr_assert_eq(xrxe_tph_poll_cq(e.p.ca, wc, 4), 1);
+		cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+		cr_assert(!memcmp(abuf + 524288, bbuf, len), "READ of %u bytes intact", len);
+		plans_done();
+		xrxe_tph_info(e.p.a, &ia);
+		xrxe_tph_info(e.p.b, &ib);
+		if (reads[k].alone)
+			cr_assert_eq(ib.resent_packets, 1, "one response packet sent again");
+		else
+			cr_assert_eq(ib.resent_packets, len / 1024 - reads[k].lost_off,
+				     "from the missing packet on: %" PRIu64, ib.resent_packets);
+		xrxe_tph_pair_fini(&e.p);
+	}
+}
+
 /* A repair lost too: the READ request asking again for a lost response
  * packet of the first READ is lost. The answer to a repair asked for later
  * (a loss in the third READ) shows it, and the packet is asked for once
