@@ -6,7 +6,10 @@
  * anything it likes), so this target builds well-formed frames whose every
  * field comes from the fuzzer.
  *
- * Per input: byte 0 picks RC, UC or UD (or, bit 6, XRC: a is then an XRC
+ * Per input: byte 0 picks RC, UC or UD (RC with bit 5 set: both QPs use
+ * selective repeat, docs/selective-repeat.md, so that requests past a hole
+ * are held, SACKs (opcode 0xE0, a 16-byte bitmap from the fuzzer) reach a's
+ * scoreboard and READ responses are placed by offset) (or, bit 6, XRC: a is then an XRC
  * target with an XRC SRQ of its domain and one of another domain, b an
  * initiator sending to it, and every request names one of those SRQs, 0 or
  * any number; docs/xrc.md); two cores are joined by the
@@ -155,7 +158,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct xrxe_tph_srq *srq = NULL;
 	uint32_t lkey_a, lkey_b, t, srqn[2] = { 0, 0 };
 	struct ibv_wc wc[16];
-	bool xrc;
+	bool xrc, sr;
 
 	if (size < 2)
 		return 0;
@@ -170,6 +173,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	conn.psn[0] = (uint32_t)take(&in, 1) << 16 | 0x100; /* near the wrap now and then */
 	if (xrc ? xrc_pair_init(p, &conn, srqn, &srq)
 		: xrxe_tph_pair_init(p, 1, types[t], &conn, true)) {
+		free(p);
+		return 0;
+	}
+	sr = !xrc && types[t] == IBV_QPT_RC && (data[0] & 0x20);
+	if (sr && (xrxe_tp_qp_set_sr(p->h.side[0].tp, p->a->qpn, true) ||
+		   xrxe_tp_qp_set_sr(p->h.side[1].tp, p->b->qpn, true))) {
+		xrxe_tph_pair_fini(p);
 		free(p);
 		return 0;
 	}
@@ -288,6 +298,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case XRXE_PAYLOAD_8:
 			plen = 8;
+			break;
+		case XRXE_PAYLOAD_SACK:
+			plen = XRXE_SACK_LEN;
 			break;
 		default:
 			plen = 0;
