@@ -44,6 +44,7 @@ export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
 source tests/lib/tap.sh
 tap_require_root "interop with kernel rxe"
 source tests/lib/netns.sh
+source tests/lib/connect_delay.sh
 source tests/interop/lib/rxe_vm.sh
 source tests/interop/lib/rsockets_rows.sh
 
@@ -566,12 +567,7 @@ integrity() { # MIB SEED [TIMEOUT]
 # The host-side perftest client's rdma_connect waits 0.5 s (tests/lib/connect_delay.c
 # says why: a race in perftest 4.5-0.17 that a native client wins against a
 # TCG server, and a crash in its retry). Built here, as a test helper.
-CONNECT_DELAY=$TMP/connect_delay.so
-if ! ${CC:-cc} -O2 -shared -fPIC -o "$CONNECT_DELAY" tests/lib/connect_delay.c -ldl \
-	>"$TMP/connect_delay.log" 2>&1; then
-	tap_diag "connect_delay.so not built, perftest -R rows run without it: $(head -n 3 "$TMP/connect_delay.log")"
-	CONNECT_DELAY=
-fi
+connect_delay_build "perftest -R rows run"
 
 # wait_cm_listen_host PORT PID: until xrxed has an rdma_cm listener on PORT
 # (`xrxe cm --json`); fails at once if PID (the server) has exited.

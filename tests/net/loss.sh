@@ -22,6 +22,7 @@ export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
 source tests/lib/tap.sh
 tap_require_root "net/loss"
 source tests/lib/netns.sh
+source tests/lib/connect_delay.sh
 XRXED=$PWD/$BUILD/bin/xrxed
 XRXE=$PWD/$BUILD/bin/xrxe
 IMPAIR=$PWD/$BUILD/bin/xrxe-impair
@@ -82,8 +83,10 @@ daemons_start
 # One perftest run; `xrxe qp --json` of both daemons sampled every 0.2 s
 # into $TMP/NAME.a / .b (the last sample with an RC QP is what counts).
 PORT=18970
-# PERF_OPTS: more perftest options (-R: connect through rdma_cm)
+# PERF_OPTS: more perftest options (-R: connect through rdma_cm);
+# PERF_CLIENT: a command prefix for the client (the -R rows' connect delay)
 PERF_OPTS=()
+PERF_CLIENT=()
 PERF_TIMEOUT=300
 perf() {
 	local name=$1 spid i s
@@ -108,7 +111,7 @@ perf() {
 		done
 	) &
 	local mpid=$!
-	ns_exec "$NS_A" timeout "$PERF_TIMEOUT" "${RUN[@]}" "$name" -d "xrxe_$IF_A" -x 1 -s 65536 -D "$SECS" \
+	ns_exec "$NS_A" timeout "$PERF_TIMEOUT" "${RUN[@]}" "${PERF_CLIENT[@]}" "$name" -d "xrxe_$IF_A" -x 1 -s 65536 -D "$SECS" \
 		-F -p "$PORT" "${PERF_OPTS[@]}" "$IP_B" >"$TMP/$name.client" 2>&1
 	local crc=$?
 	wait "$spid"
@@ -211,10 +214,13 @@ daemons_start
 PERF_OPTS=(-R)
 PERF_TIMEOUT=60
 # perftest 4.5's -R server tells its client to connect before its second
-# rdma_listen (a race of perftest's own, a REJ -- "Connection refused" or CM event 8 -- when the
-# client wins it; tests/net/rdmacm.sh): try again while it is that REJ. A
-# loaded machine widens the window (it was lost twice in a row at load
-# 10-20), so up to four tries; any other failure ends them.
+# rdma_listen (a race of perftest's own, a REJ -- "Connection refused" or CM
+# event 8 -- when the client wins it; tests/net/rdmacm.sh): the client's
+# rdma_connect waits 0.5 s first (tests/lib/connect_delay.c), and should it
+# still win, try again while it is that REJ, up to four tries; any other
+# failure ends them.
+connect_delay_build "the ib_write_bw -R row runs"
+PERF_CLIENT=("${CONNECT_DELAY_ENV[@]}")
 for try in 1 2 3 4; do
 	perf ib_write_bw && break
 	grep -qE "Connection refused|CM event bl blka 8" "$TMP/ib_write_bw.client" || break
@@ -231,6 +237,7 @@ else
 	tail -n 5 "$TMP/ib_write_bw.client" "$TMP/ib_write_bw.server" | sed 's/^/#   /'
 fi
 PERF_OPTS=()
+PERF_CLIENT=()
 PERF_TIMEOUT=300
 
 if perf ib_write_bw; then

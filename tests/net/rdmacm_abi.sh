@@ -217,6 +217,8 @@ if [ ! -x "$XRXED" ]; then
 fi
 # shellcheck source=tests/lib/netns.sh
 source "$XRXE_ROOT/tests/lib/netns.sh"
+# shellcheck source=tests/lib/connect_delay.sh
+source "$XRXE_ROOT/tests/lib/connect_delay.sh"
 trap 'rm -rf "$TMP"; netns_cleanup' EXIT
 netns_reap_stale
 netns_pair 45 1500
@@ -317,8 +319,12 @@ EXPECT='return status 0' cm_pair "mckey (multicast join, send, receive)" 0 - -- 
 EXPECT='rdma_client: end 0' cm_pair "rdma_server / rdma_client (rdma_create_ep, rdma_get_request)" 7477 "$IF_B" -- \
 	rdma_server -p 7477 -- rdma_client -s "$IP4_B" -p 7477
 if command -v ib_send_bw >/dev/null; then
+	# the client's rdma_connect waits 0.5 s: perftest 4.5's own listen race
+	# (tests/net/rdmacm.sh, tests/lib/connect_delay.c)
+	connect_delay_build "the ib_send_bw -R row runs"
 	EXPECT='65536 +[0-9]+' cm_pair "ib_send_bw -R" 0 - -- \
-		ib_send_bw -R -d "xrxe_$IF_B" -D 1 -p 18515 -- ib_send_bw -R -d "xrxe_$IF_A" -D 1 -p 18515 "$IP4_B"
+		ib_send_bw -R -d "xrxe_$IF_B" -D 1 -p 18515 -- \
+		"${CONNECT_DELAY_ENV[@]}" ib_send_bw -R -d "xrxe_$IF_A" -D 1 -p 18515 "$IP4_B"
 fi
 if command -v qperf >/dev/null; then
 	SERVER_STAYS=1 EXPECT='bw  =' cm_pair "qperf -cm1 rc_bw (a port read after a wildcard bind)" 0 - -- \

@@ -24,6 +24,7 @@ source tests/lib/tap.sh
 tap_require_root "libfabric and qperf over xrxe's librdmacm"
 source tests/lib/netns.sh
 source tests/lib/verbs.sh
+source tests/lib/connect_delay.sh
 
 XRXED=$PWD/$BUILD/bin/xrxed
 XRXE=$PWD/$BUILD/bin/xrxe
@@ -149,12 +150,7 @@ qperf_run() {
 # window (at load 11 a run of nine tests lost the race twice in a row). So
 # the client's rdma_connect waits 0.5 s (tests/lib/connect_delay.c), and a
 # run that fails that way alone is repeated, twice at most.
-CONNECT_DELAY=$TMP/connect_delay.so
-if ! ${CC:-cc} -O2 -shared -fPIC -o "$CONNECT_DELAY" "$XRXE_ROOT/tests/lib/connect_delay.c" -ldl \
-	>"$TMP/connect_delay.log" 2>&1; then
-	tap_diag "connect_delay.so not built, qperf runs without it: $(head -n 3 "$TMP/connect_delay.log")"
-	CONNECT_DELAY=
-fi
+connect_delay_build "qperf runs"
 qperf_pair() {
 	local desc=$1 cns=$2 host=$3 log try
 	shift 3
