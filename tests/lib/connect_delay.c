@@ -4,7 +4,8 @@
  * before it listens: rdma_connect() waits XRXE_CONNECT_DELAY_MS (default
  * 500) and then calls the real one (xrxe's librdmacm, found with RTLD_NEXT).
  * The delay only moves the REQ past the server's listen; the exchange on
- * the wire is unchanged. Used by:
+ * the wire is unchanged. Built and preloaded by tests/lib/connect_delay.sh.
+ * Used by:
  *
  * - qperf -cm1 (tests/net/rdmacm_apps.sh): qperf 0.4.11 (Debian 12) sends
  *   the server's CM port to the client before it calls rdma_listen (fixed
@@ -25,6 +26,10 @@
  *   destroyed cm_id (rdma_resolve_addr on a freed ID; fixed upstream in
  *   perftest 3d9d8d0, "Fix crashes and logical flaws in RDMA CM connection
  *   retry", not in 4.5-0.17).
+ * - every perftest -R client between two xrxe daemons (tests/net/rdmacm.sh,
+ *   rdmacm_abi.sh, loss.sh): the same race on one host, lost by the client
+ *   four tries in a row in a clean-clone run beside two CPU hogs (load 3-4,
+ *   2026-12-03).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
