@@ -402,8 +402,9 @@ side() {
 		if [ $? = 2 ]; then
 			why="while the guest's network was dead" again="run again on the fresh guest"
 			net_dead=1
-		elif grep -qs 'retry counter exceeded\|RETRY_EXC' "$@"; then
-			# IBA's retry budget (7 Local ACK Timeouts, ~0.5 s at
+		elif grep -qs 'retry counter exceeded\|RETRY_EXC\|completion failed status 12' "$@"; then
+			# (rping says "cq completion failed status 12": 12 is
+			# IBV_WC_RETRY_EXC_ERR.) IBA's retry budget (7 Local ACK Timeouts, ~0.5 s at
 			# perftest's and the pingpongs' timeout 14) is shorter than
 			# the pauses of a TCG guest on a busy host: one more try,
 			# said here, so a guest that stalled is told from a peer
@@ -668,7 +669,7 @@ cm_rxe_listens() {
 	done
 	if [ -e "$SHARE/jobs/$job.ready" ]; then
 		local pre=()
-		[ -n "$delay" ] && [ -n "$CONNECT_DELAY" ] && pre=(env LD_PRELOAD="$CONNECT_DELAY")
+		[ -n "$delay" ] && pre=("${CONNECT_DELAY_ENV[@]}")
 		# shellcheck disable=SC2086
 		ip netns exec "$NS_EP" "${pre[@]}" timeout "$T" "${RUN[@]}" $cli >"$log.xrxe-client" 2>&1
 		rc=$?

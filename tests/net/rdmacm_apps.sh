@@ -128,7 +128,7 @@ qperf_run() {
 		echo "qperf server did not start" >>"$log.client"
 		return
 	fi
-	ns_exec "$cns" env ${CONNECT_DELAY:+LD_PRELOAD="$CONNECT_DELAY"} timeout "$T" "${RUN[@]}" \
+	ns_exec "$cns" "${CONNECT_DELAY_ENV[@]}" timeout "$T" "${RUN[@]}" \
 		qperf -lp $PORT -cm1 -t 1 "$host" "$@" >"$log.client" 2>&1
 	QRC=$?
 	kill -0 "$spid" 2>/dev/null && QALIVE=1
