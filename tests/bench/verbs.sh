@@ -42,6 +42,13 @@
 #                       woken, by whom, and how long a ready daemon waited for
 #                       its CPU (make VERBS_LAT_ITERS large enough that the
 #                       row lasts 2 s or more)
+#   VERBS_DIAG=1        after the tables, one line per bandwidth run: the CPU
+#                       share each daemon and perftest process got, the
+#                       daemons' sleeps, idle yields (and how many let
+#                       another task run or took >= 200 us), frames sent per
+#                       message and involuntary context switches
+#                       (tests/bench/verbs_diag.py says what each field is):
+#                       what a slow run did differently from a fast one
 #   VERBS_NAPI_THREADED=1  threaded NAPI on both veth ends
 #   VERBS_PING_COUNT=N  raw ping-pong round trips (default 20000)
 #   VERBS_XRXED=PATH    the xrxed binary (default $BUILD/bin/xrxed), e.g. an
@@ -52,7 +59,8 @@ export XRXE_ROOT=$PWD BUILD=${BUILD:-build}
 source tests/lib/netns.sh
 P=$PWD/$BUILD/tests/net/xskprobe
 XRXED=${VERBS_XRXED:-$PWD/$BUILD/bin/xrxed}
-RUN=("$PWD/$BUILD/bin/xrxe" run --)
+XRXE=$PWD/$BUILD/bin/xrxe
+RUN=("$XRXE" run --)
 DURATION=${BENCH_DURATION:-3}
 LAT_ITERS=${VERBS_LAT_ITERS:-20000}
 # Default placement: each daemon shares a core with the *other* side's
@@ -63,6 +71,7 @@ CROSSED="$CPU_DA $CPU_DB $CPU_S $CPU_C"
 ONECORE="$CPU_DA $CPU_DB $CPU_DB $CPU_DA"
 [ "${VERBS_ONECORE:-1}" != 0 ] && [ "$CPU_DA" != - ] && [ "$CPU_DB" != - ] || ONECORE=
 REPEAT=${VERBS_REPEAT:-1}
+DIAG=${VERBS_DIAG:-0}
 ONLY=${VERBS_ONLY:-}
 # The daemons run at a higher priority than perftest: when a frame or a WQE
 # is waiting they must get the core from a spinning perftest at once, and
@@ -211,18 +220,36 @@ TIME=
 [ -x /usr/bin/time ] && TIME=/usr/bin/time
 
 PORT=18900
+# diag_snap DIR WHEN: VERBS_DIAG's snapshot of both daemons (verbs_diag.py):
+# their counters, CPU ticks and context switches, in DIR/WHEN.*.
+ctxt() { awk '/^(non)?voluntary_ctxt_switches:/ { printf "%s ", $2 }' "/proc/$1/status" 2>/dev/null; }
+diag_snap() {
+	ns_exec "$NS_A" "$XRXE" stats "$IF_A" --json >"$1/$2.a.json" 2>/dev/null
+	ns_exec "$NS_B" "$XRXE" stats "$IF_B" --json >"$1/$2.b.json" 2>/dev/null
+	echo "$(cpu_ticks "$DAEMON_A") $(cpu_ticks "$DAEMON_B")" >"$1/$2.ticks"
+	echo "$(ctxt "$DAEMON_A")$(ctxt "$DAEMON_B")" >"$1/$2.ctxt"
+}
+DIAG_RUN=0
 # perftest NAME SIZE ARGS...: server in B on CPU_S, client in A on CPU_C; the
 # client's result line ("#bytes #iterations ...") in $tmp/NAME-SIZE, empty on
 # failure, and in $tmp/NAME-SIZE.cpu the CPU seconds of both daemons and both
-# perftest processes while it ran (n/a without /usr/bin/time).
+# perftest processes while it ran (n/a without /usr/bin/time). With
+# VERBS_DIAG=1 the run's snapshots and wall time go to $DIAG_DIR.
 perftest() {
-	local name=$1 size=$2 i a0 b0
+	local name=$1 size=$2 i a0 b0 t0
 	shift 2
 	local out=$tmp/$name-$size
 	local -a TS=() TC=()
 	PORT=$((PORT + 1))
-	[ -n "$TIME" ] && TS=("$TIME" -o "$out.server.time" -f "%U %S")
-	[ -n "$TIME" ] && TC=("$TIME" -o "$out.client.time" -f "%U %S")
+	[ -n "$TIME" ] && TS=("$TIME" -o "$out.server.time" -f "%U %S %c %w")
+	[ -n "$TIME" ] && TC=("$TIME" -o "$out.client.time" -f "%U %S %c %w")
+	if [ "$DIAG" = 1 ]; then
+		DIAG_RUN=$((DIAG_RUN + 1))
+		DIAG_DIR=$tmp/diag/$DIAG_RUN
+		mkdir -p "$DIAG_DIR"
+		diag_snap "$DIAG_DIR" before
+	fi
+	t0=$(date +%s.%N)
 	a0=$(cpu_ticks "$DAEMON_A")
 	b0=$(cpu_ticks "$DAEMON_B")
 	pin "$CPU_S"
@@ -237,6 +264,12 @@ perftest() {
 	"${TC[@]}" ip netns exec "$NS_A" timeout 60 "${PIN[@]}" "${RUN[@]}" "$name" \
 		-d "xrxe_$IF_A" -x 1 -s "$size" -F -p "$PORT" "$@" "$IP4_B" >"$out.client" 2>&1
 	wait "$spid"
+	if [ "$DIAG" = 1 ]; then
+		diag_snap "$DIAG_DIR" after
+		echo "$t0 $(date +%s.%N)" >"$DIAG_DIR/wall"
+		cp "$out.server.time" "$DIAG_DIR/server.time" 2>/dev/null
+		cp "$out.client.time" "$DIAG_DIR/client.time" 2>/dev/null
+	fi
 	grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$out.client" | tail -n 1 >"$out"
 	if [ -n "$TIME" ]; then
 		awk -v d="$(( $(cpu_ticks "$DAEMON_A") - a0 + $(cpu_ticks "$DAEMON_B") - b0 ))" \
@@ -271,6 +304,7 @@ bw_row() {
 		gb=$(awk -v c="$(cat "$f.cpu")" '{ b = $1 * $2 / 1e9; if (b > 0) printf "%.2f\n", c / b; else print "n/a" }' "$f")
 	fi
 	echo "$(field "$f" 4) $(field "$f" 5) $gb" >>"$tmp/res/$1/$2-$3"
+	[ "$DIAG" = 1 ] && echo "$1 $2-$3 $DIAG_DIR $(field "$f" 2) $(field "$f" 5)" >>"$tmp/diag/runs"
 }
 # sched_trace PLACEMENT: in the background, once the ib_write_lat client
 # runs, record the scheduler's events on every CPU for SCHED_TRACE_S seconds
@@ -376,6 +410,19 @@ bw_print() {
 	echo
 }
 
+# diag_print: VERBS_DIAG's lines, one per bandwidth run in the order run.
+diag_print() {
+	local pl row dir msgs mpps t0 t1
+	[ "$DIAG" = 1 ] && [ -s "$tmp/diag/runs" ] || return 0
+	printf '\nper run (VERBS_DIAG; fields in tests/bench/verbs_diag.py)\n'
+	while read -r pl row dir msgs mpps; do
+		read -r t0 t1 <"$dir/wall"
+		printf '  %-8s %-16s %7s Mpps | %s\n' "$pl" "$row" "$mpps" \
+			"$(python3 tests/bench/verbs_diag.py "$dir" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
+				"$([[ $msgs =~ ^[0-9]+$ ]] && echo "$msgs" || echo 0)" "$HZ")"
+	done <"$tmp/diag/runs"
+}
+
 [ "$REPEAT" -gt 1 ] && echo "perftest rows: median of $REPEAT runs back to back (same daemons)"
 if [ "$ONLY" = small ]; then
 	printf '%-34s %12s %10s %9s%s\n' "perftest over xrxe (RC, -F)" "BW Gbit/s" "Mpps" "CPU s/GB" "$SP"
@@ -386,6 +433,7 @@ if [ "$ONLY" = small ]; then
 		"$(ratio "$(med crossed ib_write_bw-64 2)" "${SMALL_MPPS:-}" 100)" ">= 80%"
 	printf '%-58s %7s%% %8s\n' "  64 B ib_send_bw / raw AF_XDP packet rate (62 B frames)" \
 		"$(ratio "$(med crossed ib_send_bw-64 2)" "${SMALL_MPPS:-}" 100)" ">= 60%"
+	diag_print
 	exit 0
 fi
 if [ "$ONLY" != lat ]; then
@@ -450,3 +498,4 @@ if [ -n "$ONECORE" ]; then
 fi
 read -r CPU_DA CPU_DB CPU_S CPU_C <<<"$CROSSED"
 echo "placement: xrxed A cpu $CPU_DA, xrxed B cpu $CPU_DB (nice $NICE), perftest server (B) cpu $CPU_S, client (A) cpu $CPU_C; raw probes: sender cpu 0, receiver cpu 1"
+diag_print
