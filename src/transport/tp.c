@@ -162,6 +162,11 @@ void xrxe_tpi_qp_rx(struct xrxe_tp *tp, struct xrxe_tp_qp *qp, const struct xrxe
 	 * its flows only (raw.c) */
 	if (!qp || qp->type == IBV_QPT_RAW_PACKET) {
 		tp->stats.rx_drop_no_qp++;
+		/* a CNP for a QP destroyed while it was on the way (an
+		 * application that stops mid-stream): CNPs received still
+		 * add up, cnp_rcvd + cnp_rcvd_no_qp */
+		if (pkt->opcode == XRXE_OP_CNP)
+			tp->stats.cnp_rcvd_no_qp++;
 		return;
 	}
 	/* CC hook: a CNP goes to the QP's reaction point (cc.c), from the

@@ -432,8 +432,9 @@ struct xrxe_tp_stats {
 	/* congestion control */
 	uint64_t cnp_sent, cnp_rcvd;  /* CNPs built / CNPs handed to a QP's reaction point */
 	uint64_t ecn_ce_qp;           /* CE-marked packets delivered to a QP */
-	uint64_t cnp_rcvd_no_qp;      /* CNPs ignored: from a peer not the QP's, or for
-				       * a QP not in RTS/SQD (no QP at all: rx_drop_no_qp) */
+	uint64_t cnp_rcvd_no_qp;      /* CNPs ignored: from a peer not the QP's, for a
+				       * QP not in RTS/SQD, or for no QP (those also
+				       * in rx_drop_no_qp) */
 	uint64_t cnp_suppressed;      /* CE marks within np_min_time_between_cnps */
 	uint64_t paced;               /* times a QP waited for its pacer */
 	/* on-demand paging (odp.c): bytes read and written through

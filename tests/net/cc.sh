@@ -311,15 +311,23 @@ st=$(ns_exec "$NS_B" "$XRXE" stats "$IF_B" --json)
 sa=$(ns_exec "$NS_A" "$XRXE" stats "$IF_A" --json)
 out=$(python3 -c 'import json,sys
 b=json.loads(sys.argv[1]); a=json.loads(sys.argv[2])
-x=b["counters"]["ecn_ce"]["packets"]; d=b["daemon"]["cc"]
-print(x, d["ecn_ce_rx"], d["cnp_sent"], a["daemon"]["cc"]["cnp_rcvd"])' "$st" "$sa")
-read -r xdp_ce d_ce cnp_sent cnp_rcvd <<<"$out"
+x=b["counters"]["ecn_ce"]["packets"]; d=b["daemon"]["cc"]; ac=a["daemon"]["cc"]
+print(x, d["ecn_ce_rx"], d["cnp_sent"], a["daemon"]["daemon"]["rx_op_cnp"], ac["cnp_rcvd"], ac["cnp_rcvd_no_qp"])' "$st" "$sa")
+read -r xdp_ce d_ce cnp_sent cnp_arrived cnp_rcvd cnp_no_qp <<<"$out"
 [ "$xdp_ce" -gt 0 ] && [ "$xdp_ce" = "$d_ce" ] &&
 	tap_ok "XDP ecn_ce ($xdp_ce) == daemon ecn_ce_rx ($d_ce)" ||
 	tap_fail "XDP ecn_ce ($xdp_ce) == daemon ecn_ce_rx ($d_ce)"
-[ "$cnp_sent" -gt 0 ] && [ "$cnp_sent" = "$cnp_rcvd" ] && [ "$ncnp" -le "$cnp_sent" ] &&
-	tap_ok "B cnp_sent ($cnp_sent) == A cnp_rcvd ($cnp_rcvd) >= CNPs captured ($ncnp)" ||
-	tap_fail "B cnp_sent ($cnp_sent) == A cnp_rcvd ($cnp_rcvd) >= CNPs captured ($ncnp)"
+# Every CNP B built reached A's daemon, and A's transport accounted for each:
+# handed to the QP's reaction point, or ignored -- a CNP still on the way
+# when ib_write_bw -D stopped and destroyed its QP (CI 2026-12-03, load 3-4:
+# 1 of 1425). The handled ones are nearly all of them (a peer-address or
+# state check that refused CNPs from the real peer would fail here).
+[ "$cnp_sent" -gt 0 ] && [ "$ncnp" -le "$cnp_sent" ] && [ "$cnp_arrived" = "$cnp_sent" ] &&
+	tap_ok "B cnp_sent ($cnp_sent) == CNPs A's daemon received ($cnp_arrived) >= CNPs captured ($ncnp)" ||
+	tap_fail "B cnp_sent ($cnp_sent) == CNPs A's daemon received ($cnp_arrived) >= CNPs captured ($ncnp)"
+[ "$((cnp_rcvd + cnp_no_qp))" = "$cnp_arrived" ] && [ "$((cnp_no_qp * 100))" -lt "$cnp_arrived" ] &&
+	tap_ok "A: cnp_rcvd ($cnp_rcvd) + cnp_rcvd_no_qp ($cnp_no_qp) == CNPs received, fewer than 1 % ignored" ||
+	tap_fail "A: cnp_rcvd ($cnp_rcvd) + cnp_rcvd_no_qp ($cnp_no_qp) == CNPs received ($cnp_arrived), fewer than 1 % ignored"
 # Arrival stamps: on both ends every received frame had one.
 # The read lag histogram (daemon.rx_lag_*) counts each of them once.
 for side in "A:$sa" "B:$st"; do

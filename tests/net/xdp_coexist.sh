@@ -224,29 +224,53 @@ steered() {
 }
 
 # A short RC ping-pong over xrxe: A's daemon (attached alone: A has no
-# other program) and B's, both with the shared bpffs.
+# other program) and B's, both with the shared bpffs. pingpong_once: one
+# try, its status; the logs in $TMP/pp-{server,client}.log.
 PORT=18700
-pingpong() {
-	local tag=$1 before after
+pingpong_once() {
+	local spid i
 	PORT=$((PORT + 1))
-	before=$(steered)
 	ns_bg "$NS_B" timeout 60 "$XRXE" run -- ibv_rc_pingpong -g 1 -n 20 -s 1024 -p $PORT \
 		>"$TMP/pp-server.log" 2>&1
-	local spid=$NETNS_LAST_PID i
+	spid=$NETNS_LAST_PID
 	for i in $(seq 200); do
 		ip netns exec "$NS_B" ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . && break
 		sleep 0.1
 	done
 	if ip netns exec "$NS_A" timeout 60 "$XRXE" run -- ibv_rc_pingpong -g 1 -n 20 -s 1024 \
-		-p $PORT "$IP4_B" >"$TMP/pp-client.log" 2>&1 && wait $spid; then
-		after=$(steered)
-		tap_check "$tag: ibv_rc_pingpong A -> B through xrxe run, steered on B ($before -> $after)" \
-			test "${after:-0}" -gt "${before:-0}"
-	else
-		tap_fail "$tag: ibv_rc_pingpong A -> B through xrxe run"
-		tail -n 5 "$TMP/pp-server.log" "$TMP/pp-client.log" "$TMP/xrxed-b.log" | sed 's/^/#   /'
-		kill $spid 2>/dev/null
+		-p $PORT "$IP4_B" >"$TMP/pp-client.log" 2>&1 && wait "$spid"; then
+		return 0
 	fi
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	return 1
+}
+# pingpong TAG: a ping-pong that must work and be steered on B. One more try
+# when a side's logs say the retry counter ran out: IBA's budget at
+# ibv_rc_pingpong's timeout 14 (7 Local ACK Timeouts, ~0.5 s) is shorter
+# than the stalls of this script's home in the interop suite, a TCG guest on
+# a loaded host (CI 2026-12-03: "transport retry counter exceeded" at load
+# 3-4); a path that drops RoCE fails both tries.
+pingpong() {
+	local tag=$1 before after
+	before=$(steered)
+	if ! pingpong_once; then
+		if ! grep -qs 'retry counter exceeded' "$TMP/pp-server.log" "$TMP/pp-client.log"; then
+			tap_fail "$tag: ibv_rc_pingpong A -> B through xrxe run"
+			tail -n 5 "$TMP/pp-server.log" "$TMP/pp-client.log" "$TMP/xrxed-b.log" | sed 's/^/#   /'
+			return
+		fi
+		tap_diag "$tag: ibv_rc_pingpong ran out of retries at load $(cut -d' ' -f1-3 /proc/loadavg), run again; its logs:"
+		tail -n 3 "$TMP/pp-server.log" "$TMP/pp-client.log" | sed 's/^/#   /'
+		if ! pingpong_once; then
+			tap_fail "$tag: ibv_rc_pingpong A -> B through xrxe run (twice)"
+			tail -n 5 "$TMP/pp-server.log" "$TMP/pp-client.log" "$TMP/xrxed-b.log" | sed 's/^/#   /'
+			return
+		fi
+	fi
+	after=$(steered)
+	tap_check "$tag: ibv_rc_pingpong A -> B through xrxe run, steered on B ($before -> $after)" \
+		test "${after:-0}" -gt "${before:-0}"
 }
 
 ns_bg "$NS_A" sh -c 'mount --bind "$0" /sys/fs/bpf && exec "$1" "$2" >>"$3" 2>&1' \

@@ -372,7 +372,9 @@ Test(transport_cc, disabled_sends_no_cnp)
 }
 
 /* A CNP must come from the QP's peer: one from another address is counted
- * and ignored; one for no QP is a plain no-QP drop. */
+ * and ignored; one for no QP (destroyed while the CNP was on the way) is a
+ * no-QP drop and counted as ignored too, so that cnp_rcvd + cnp_rcvd_no_qp
+ * is every CNP that arrived. */
 Test(transport_cc, cnp_from_stranger_ignored)
 {
 	struct xrxe_tp_cc_params cc = test_params();
@@ -398,5 +400,14 @@ Test(transport_cc, cnp_from_stranger_ignored)
 	cr_assert_eq(ia.cnps_handled, 1);
 	cr_assert(ia.cc_limited);
 	cr_assert_lt(ia.cc_rate_bps, 10000 * MBPS);
+
+	xrxe_tph_spec(&e.p.h, 1, e.p.a->qpn + 0x1000, &spec); /* no such QP */
+	spec.opcode = XRXE_OP_CNP;
+	spec.becn = true;
+	cr_assert_eq(xrxe_tph_inject(&e.p.h, 0, &spec), 0);
+	xrxe_tp_get_stats(e.p.h.side[0].tp, &sa);
+	cr_assert_eq(sa.rx_drop_no_qp, 1);
+	cr_assert_eq(sa.cnp_rcvd_no_qp, 2);
+	cr_assert_eq(sa.cnp_rcvd, 1);
 	xrxe_tph_pair_fini(&e.p);
 }
