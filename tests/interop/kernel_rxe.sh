@@ -404,8 +404,9 @@ side() {
 			net_dead=1
 		elif grep -qs 'retry counter exceeded\|RETRY_EXC\|completion failed status 12' "$@"; then
 			# (rping says "cq completion failed status 12": 12 is
-			# IBV_WC_RETRY_EXC_ERR.) IBA's retry budget (7 Local ACK Timeouts, ~0.5 s at
-			# perftest's and the pingpongs' timeout 14) is shorter than
+			# IBV_WC_RETRY_EXC_ERR.) IBA's retry budget (7 Local
+			# ACK Timeouts, ~0.5 s at perftest's and the
+			# pingpongs' timeout 14) is shorter than
 			# the pauses of a TCG guest on a busy host: one more try,
 			# said here, so a guest that stalled is told from a peer
 			# that refused (which fails both tries).

@@ -31,13 +31,15 @@ wait_listen() {
 	return 1
 }
 
+# ns_ifc NS: the interface of NS ($IF_B for $NS_B, else $IF_A).
+ns_ifc() { if [ "$1" = "$NS_B" ]; then echo "$IF_B"; else echo "$IF_A"; fi; }
+
 # wait_cm_listen NS PORT: until an RDMA CM listener on PORT exists in the
 # daemon of NS (librdmacm servers open no TCP socket): `xrxe cm --json`.
 wait_cm_listen() {
-	local i ifc=$IF_A
-	[ "$1" = "$NS_B" ] && ifc=$IF_B
+	local i
 	for i in $(seq 200); do
-		"$XRXE_ROOT/$BUILD/bin/xrxe" cm "$ifc" --json 2>/dev/null |
+		"$XRXE_ROOT/$BUILD/bin/xrxe" cm "$(ns_ifc "$1")" --json 2>/dev/null |
 			grep -qE "\"state\": \"listen\", [^}]*:$2\"" && return 0
 		sleep 0.05
 	done

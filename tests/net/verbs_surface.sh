@@ -113,9 +113,7 @@ run_prog "SRQ shared by two RC QPs: SRQ_LIMIT_REACHED, QP_LAST_WQE_REACHED on as
 # rx_drops NS: frames the kernel dropped before NS's daemon read them (its
 # AF_XDP sockets' ring full, fill ring empty, other drops).
 rx_drops() {
-	local ifc=$IF_A
-	[ "$1" = "$NS_B" ] && ifc=$IF_B
-	ns_exec "$1" "$XRXE_ROOT/$BUILD/bin/xrxe" stats "$ifc" --json 2>/dev/null | python3 -c '
+	ns_exec "$1" "$XRXE_ROOT/$BUILD/bin/xrxe" stats "$(ns_ifc "$1")" --json 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)["daemon"] or {}
 print(sum(v.get(k, 0) for s, v in d.items() if s.startswith("xsk")
@@ -141,7 +139,7 @@ uc_pair() {
 		[ $try = 2 ] && return 1
 		n=$(($(rx_drops "$sns") - drops))
 		# what else the server's daemon dropped, for the next reader
-		ns_exec "$sns" "$XRXE_ROOT/$BUILD/bin/xrxe" stats "$([ "$sns" = "$NS_B" ] && echo "$IF_B" || echo "$IF_A")" 2>/dev/null |
+		ns_exec "$sns" "$XRXE_ROOT/$BUILD/bin/xrxe" stats "$(ns_ifc "$sns")" 2>/dev/null |
 			awk '$1 ~ /(drop|k_rx_|rx_error)/ && $2 + 0 > 0 { print "#   server daemon: " $1 " " $2 }'
 		if [ "$n" -le 0 ]; then
 			tap_fail "$row ($where) (no frame dropped at the server's AF_XDP socket)"
