@@ -50,7 +50,6 @@
 #include <unistd.h>
 
 #include "daemon/ctrl.h"
-#include "daemon/daemon_table.h"
 #include "daemon/devpage.h"
 #include "daemon/evsrc.h"
 #include "daemon/netdev.h"
@@ -97,9 +96,6 @@ static void usage(FILE *out)
 		"    " XRXE_RUN_DIR "/IFACE" XRXE_CTRL_SOCK_SUFFIX " (the shims of xrxe(7) do). Every other frame\n"
 		"    stays with the kernel. One daemon per interface (" XRXE_RUN_DIR "/IFACE.lock).\n"
 		"    Runs in the foreground and logs to stderr (the journal, under systemd).\n"
-		"    Every daemon of the host keeps a slot in " XRXE_RUN_DIR "/" XRXE_DAEMON_TABLE_FILE " (the\n"
-		"    CPU it runs on, whether it sleeps): applications polling an empty\n"
-		"    completion queue on that CPU give it the CPU at once.\n"
 		"\n"
 		"    The steering program joins libxdp's multi-program dispatcher when a\n"
 		"    shared bpffs is mounted (see xrxe(8), attach), so other XDP programs\n"
@@ -319,8 +315,6 @@ static void daemon_teardown(struct daemon *d)
 	/* Connections first: their QPs stop before the I/O they use goes. */
 	xrxe_ctrl_close(d->ctrl);
 	d->ctrl = NULL;
-	xrxe_daemon_entry_close(d->entry);
-	d->entry = NULL;
 	xrxe_quota_destroy(d->quota);
 	d->quota = NULL;
 	xrxe_nl_close(d->nl);
@@ -600,14 +594,6 @@ static int daemon_setup(struct daemon *d)
 	err = xrxe_ctrl_open(&ccfg, &d->ctrl);
 	if (err)
 		goto err_out;
-	/* A hint for shims that poll on our CPU (daemon_table.h): without it
-	 * they yield less promptly to us, nothing breaks. */
-	err = xrxe_daemon_entry_open(XRXE_RUN_DIR, &d->entry);
-	if (err) {
-		xrxe_warn("%s/%s: %s: shims polling on this daemon's CPU will not know it is there",
-			  XRXE_RUN_DIR, XRXE_DAEMON_TABLE_FILE, strerror(-err));
-		d->entry = NULL;
-	}
 	/* Only now, holding the interface's lock, is an adopted program surely
 	 * left by a dead daemon and not a live one's. */
 	if (adopt) {

@@ -177,8 +177,6 @@ struct daemon {
 	uint64_t shared_checked, shared_seen;
 	uint64_t yield_slow_seen; /* last idle yield >= YIELD_SLOW_NS, 0: none */
 	int cpu; /* where the loop ran last, published in the device page */
-	/* our slot in the host's daemon table (daemon_table.h), NULL without */
-	struct xrxe_daemon_entry *entry;
 
 	struct xrxe_tp *tp;
 	struct xrxe_devpage *dp;

@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include "daemon/ctrl.h"
-#include "daemon/daemon_table.h"
 #include "daemon/devpage.h"
 #include "daemon/evsrc.h"
 #include "daemon/netdev.h"
@@ -168,33 +167,26 @@ static int nap(struct daemon *d)
  * us sees the other), re-check the send queues, then sleep. sq_spin: posted
  * WQEs that wait for the network (window, ACK) still keep the loop awake
  * (SQ_WAIT_SPIN_NS). */
-/* daemon_sleeping in the device page (the doorbell protocol) and in our
- * slot of the host's daemon table (a hint for shims polling on our CPU). */
-static void set_sleeping(struct daemon *d, bool sleeping)
-{
-	__atomic_store_n(&xrxe_devpage_page(d->dp)->daemon_sleeping, sleeping, __ATOMIC_RELAXED);
-	xrxe_daemon_entry_set_sleeping(d->entry, sleeping, d->now);
-}
-
 static int sleep_once(struct daemon *d, bool sq_spin)
 {
+	struct xrxe_dev_page *page = xrxe_devpage_page(d->dp);
 	uint64_t now;
 	int ret;
 
-	set_sleeping(d, true);
+	__atomic_store_n(&page->daemon_sleeping, 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (d->loop.tail != d->loop.head || d->tx_nbatch || xrxe_ctrl_doorbells_pending(d->ctrl)) {
-		set_sleeping(d, false);
+		__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
 		d->ctr.wakeups_doorbell_race++;
 		return WORK_FOUND;
 	}
 	if (xrxe_tp_sq_pending(d->tp)) {
 		if (d->opts.rt_priority) {
-			set_sleeping(d, false);
+			__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
 			return nap(d);
 		}
 		if (sq_spin) {
-			set_sleeping(d, false);
+			__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
 			d->ctr.sq_wait_spins++;
 			return SQ_WAITING;
 		}
@@ -207,8 +199,7 @@ static int sleep_once(struct daemon *d, bool sq_spin)
 	d->ctr.sleeps++;
 	ret = wait_events(d, now, now + MAX_SLEEP_NS);
 	/* A shim that still reads 1 rings once more than needed: harmless. */
-	d->now = xrxe_daemon_mono_ns();
-	set_sleeping(d, false);
+	__atomic_store_n(&page->daemon_sleeping, 0, __ATOMIC_RELAXED);
 	ctrl_tick(d);
 	return ret < 0 ? ret : SLEPT;
 }
@@ -241,7 +232,6 @@ static void publish_cpu(struct daemon *d)
 		d->cpu = cpu;
 		__atomic_store_n(&xrxe_devpage_page(d->dp)->daemon_cpu, (uint32_t)cpu + 1,
 				 __ATOMIC_RELAXED);
-		xrxe_daemon_entry_set_cpu(d->entry, cpu);
 	}
 }
 
@@ -307,7 +297,6 @@ int xrxe_daemon_run_loop(struct daemon *d)
 				return -1;
 			ctrl_tick(d);
 			last_events = d->now;
-			xrxe_daemon_entry_heartbeat(d->entry, d->now);
 		}
 		if (work) {
 			last_busy = last_work = d->now;

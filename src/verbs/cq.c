@@ -61,22 +61,17 @@ static bool daemon_gone(struct xrxe_cq *cq)
  * Only the empty path makes this syscall; a poll that finds work never does. */
 #define XRXE_POLL_YIELD_EVERY 256
 
-/* Is an xrxe daemon awake (runnable, not blocked) on the CPU we poll on?
- * Then every empty poll only delays it: yield at once. Our own daemon says
- * so in the device page (abi.h daemon_cpu, daemon_sleeping); any other one,
- * whose work we may be waiting for just the same (the responder that owes
- * our requester its ACK, when it runs here), in the host's daemon table
- * (daemon_table.c). Application and daemons sharing a core then take turns
- * without a wake-up between them. */
+/* Is this device's daemon runnable, not running, on the CPU we poll on (abi.h
+ * daemon_cpu, daemon_sleeping)? Then it is the one we wait for, and every
+ * empty poll only delays it: yield at once. Application and daemon of one
+ * host on one core then take turns without a wake-up between them. */
 static bool daemon_waits_here(const struct xrxe_cq *cq)
 {
 	const struct xrxe_dev_page *page = to_xctx(cq->cqx.context)->page;
 	uint32_t cpu = __atomic_load_n(&page->daemon_cpu, __ATOMIC_RELAXED);
 
-	if (cpu && !__atomic_load_n(&page->daemon_sleeping, __ATOMIC_RELAXED) &&
-	    (int)cpu - 1 == sched_getcpu())
-		return true;
-	return xrxe_daemon_awake_here();
+	return cpu && !__atomic_load_n(&page->daemon_sleeping, __ATOMIC_RELAXED) &&
+	       (int)cpu - 1 == sched_getcpu();
 }
 
 static void idle_poll(struct xrxe_cq *cq)

@@ -36,7 +36,7 @@ static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct xrxe_device **devs;
 static size_t ndevs;
 
-const char *xrxe_run_dir(void)
+static const char *run_dir(void)
 {
 	const char *d = getenv("XRXE_RUN_DIR");
 
@@ -132,7 +132,7 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 	if (num_devices)
 		*num_devices = 0;
 
-	dir = opendir(xrxe_run_dir());
+	dir = opendir(run_dir());
 	while (dir && (de = readdir(dir))) {
 		size_t l = strlen(de->d_name);
 		char **nn;
@@ -161,7 +161,7 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 		struct xrxe_device *d;
 
 		/* sockaddr_un holds 108 bytes: longer paths cannot be reached */
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s%s", xrxe_run_dir(), names[i],
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s%s", run_dir(), names[i],
 				     XRXE_CTRL_SOCK_SUFFIX) >= sizeof(((struct xrxe_device *)0)->sock_path) ||
 		    !probe(names[i], path))
 			continue;

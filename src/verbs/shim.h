@@ -66,15 +66,6 @@ static inline struct xrxe_device *to_xdev(struct ibv_device *d)
 	return xrxe_container_of(d, struct xrxe_device, dev);
 }
 
-/* XRXE_RUN_DIR, or the environment variable of that name (tests). */
-const char *xrxe_run_dir(void);
-
-/* --- the host's daemon table (daemon_table.c, xrxe/daemon_table.h) ---------------- */
-/* Is some xrxe daemon of this host awake on the CPU we run on? Its mapping
- * is opened at the first call; without the table (no daemon has made it, or
- * it is not root's) the answer is always no. */
-bool xrxe_daemon_awake_here(void);
-
 /* --- context (context.c) ---------------------------------------------------------- */
 enum xrxe_obj_type { XRXE_OBJ_CQ = 1, XRXE_OBJ_QP, XRXE_OBJ_SRQ };
 
