@@ -61,9 +61,16 @@
 #define SHARED_CHECK_NS (1 * NS_PER_MS)
 /* While busy: serve control, netlink and signals at least this often, and
  * yield the CPU this often (a daemon sharing a core with its applications
- * must let them run). */
+ * must let them run). The yield is short and often because what an
+ * application on our core needs is a turn, not a share: a receiver that
+ * reposts its receive WQEs only when it runs lets its queue run dry between
+ * turns 2 ms apart, and every RNR NAK then stops the sender for the peer's
+ * RNR timer and makes it resend from there (docs/facts/rxe.md, "RNR NAK";
+ * docs/performance.md, "Why five runs differ": ib_send_bw 64 B 0.16-0.47 Mpps
+ * at 2 ms, 0.33-0.40 at 100 us). A yield with nothing else runnable costs
+ * ~1 us. */
 #define EVENTS_EVERY_NS (1 * NS_PER_MS)
-#define YIELD_EVERY_NS (2 * NS_PER_MS)
+#define YIELD_EVERY_NS (100 * NS_PER_US)
 /* Posted WQEs that wait for the network (a full window, an ACK) keep the
  * loop spinning -- a sleep there cost ~6 % of 64 KiB ib_write_bw
  * (transport/tp.c, xrxe_tp_sq_pending) -- but only this long after the last
