@@ -68,7 +68,7 @@
  * RNR timer and makes it resend from there (docs/facts/rxe.md, "RNR NAK";
  * docs/performance.md, "Why five runs differ": ib_send_bw 64 B 0.16-0.47 Mpps
  * at 2 ms, 0.33-0.40 at 100 us). A yield with nothing else runnable costs
- * ~1 us. */
+ * 1-3 us here (docs/performance.md, "Sharing a core"). */
 #define EVENTS_EVERY_NS (1 * NS_PER_MS)
 #define YIELD_EVERY_NS (100 * NS_PER_US)
 /* Posted WQEs that wait for the network (a full window, an ACK) keep the

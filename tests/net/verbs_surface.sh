@@ -111,13 +111,11 @@ run_prog "SRQ shared by two RC QPs: SRQ_LIMIT_REACHED, QP_LAST_WQE_REACHED on as
 	"$NS_A" -d "$DEV_A" srq 1
 
 # rx_drops NS: frames the kernel dropped before NS's daemon read them (its
-# AF_XDP sockets' ring full, fill ring empty, other drops).
+# AF_XDP sockets' ring full, fill ring empty, other drops), from the same
+# `xrxe stats` lines the diagnostic below prints.
 rx_drops() {
-	ns_exec "$1" "$XRXE_ROOT/$BUILD/bin/xrxe" stats "$(ns_ifc "$1")" --json 2>/dev/null | python3 -c '
-import json, sys
-d = json.load(sys.stdin)["daemon"] or {}
-print(sum(v.get(k, 0) for s, v in d.items() if s.startswith("xsk")
-          for k in ("k_rx_ring_full", "k_rx_fill_ring_empty", "k_rx_dropped")))' 2>/dev/null || echo 0
+	ns_exec "$1" "$XRXE_ROOT/$BUILD/bin/xrxe" stats "$(ns_ifc "$1")" 2>/dev/null |
+		awk '$1 ~ /^xsk[0-9]+\.k_rx_(ring_full|fill_ring_empty|dropped)$/ { s += $2 } END { print s + 0 }'
 }
 # uc_pair ROW: a UC perftest row (pair's arguments built here). UC does not
 # recover a lost packet (IBA 9.8.3: the rest of the message is dropped and
