@@ -135,6 +135,8 @@ $(BUILD)/tests/unit/%: $(call obj,tests/unit/%.c $(UNIT_HELPERS)) $(LIB_CM) $(LI
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcriterion -lpcap -lz $(LIBS_WIRE)
 # ...except the daemon's ring slab allocator, which is sans-I/O enough to test alone.
 $(BUILD)/tests/unit/test_ring_slab: $(call obj,src/daemon/ring_slab.c src/daemon/shm.c)
+# ...and its event dispatch (a batch whose callbacks free other sources).
+$(BUILD)/tests/unit/test_evsrc: $(call obj,src/daemon/evsrc.c)
 
 # tests/net/*.c: helper programs the network tests drive.
 NET_SRCS := $(wildcard tests/net/*.c)

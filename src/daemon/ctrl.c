@@ -92,6 +92,10 @@ static void conn_close(struct conn *c, const char *why)
 		  leaked ? "; SOME LEAKED" : "");
 
 	xrxe_ctrli_conn_ring_free(c, &c->dbring);
+	/* c is freed below: events of its socket or doorbell later in this
+	 * epoll batch must not reach it (evsrc.h) */
+	xrxe_evsrc_forget(&c->ev);
+	xrxe_evsrc_forget(&c->db);
 	epoll_ctl(ctrl->cfg.epfd, EPOLL_CTL_DEL, c->ev.fd, NULL);
 	close(c->ev.fd);
 	if (c->db.fd >= 0) {

@@ -91,7 +91,8 @@ void xrxe_daemon_xsk_event(struct xrxe_evsrc *src, uint32_t events)
 	(void)events;
 }
 
-/* One epoll round; timeout NULL blocks. Dispatches every ready source. */
+/* One epoll round; timeout NULL blocks. Dispatches every ready source that
+ * is still there when its turn comes (evsrc.h). */
 static int poll_events(struct daemon *d, const struct timespec *timeout)
 {
 	struct epoll_event ev[MAX_EVENTS];
@@ -103,11 +104,7 @@ static int poll_events(struct daemon *d, const struct timespec *timeout)
 		xrxe_err("epoll_wait: %s", strerror(errno));
 		return -errno;
 	}
-	for (int i = 0; i < n; i++) {
-		struct xrxe_evsrc *src = ev[i].data.ptr;
-
-		src->fn(src, ev[i].events);
-	}
+	xrxe_evsrc_dispatch(ev, n);
 	return n;
 }
 
