@@ -134,6 +134,14 @@ netns_pair() {
 		ip -n "$ns_a" addr add "$ip6_a/64" dev "$if_a" nodad &&
 		ip -n "$ns_b" addr add "$ip6_b/64" dev "$if_b" nodad || return 1
 	for dev in "$ns_a:$if_a" "$ns_b:$if_b"; do
+		# No duplicate address detection on the link-local address either
+		# (the fd77 ones are nodad): it stays tentative for 1-2 s after
+		# link-up, and neighbour discovery from a tentative address
+		# fails, so a QP using GID 0 (fe80::, ibv_rc_pingpong's default)
+		# right away met "No route to host" after the daemon's 1 s
+		# resolution timeout (tests/net/scale.sh failed 9 of 20 runs).
+		ip netns exec "${dev%%:*}" sysctl -qw "net.ipv6.conf.${dev#*:}.accept_dad=0" ||
+			return 1
 		if [ -n "$NETNS_QDISC" ]; then
 			ip netns exec "${dev%%:*}" tc qdisc replace dev "${dev#*:}" root "$NETNS_QDISC" ||
 				return 1
