@@ -488,10 +488,8 @@ static int daemon_setup(struct daemon *d)
 		if (err)
 			goto err_out;
 		d->nxsk++;
-		d->xsk_src[q] = (struct xrxe_evsrc){ .fn = xrxe_daemon_xsk_event, .fd = xrxe_xsk_fd(d->xsk[q]) };
-		err = epoll_add(d->epfd, &d->xsk_src[q]);
-		if (err)
-			goto err_out;
+		/* Not in the epoll set: the loop's sleeps poll the sockets
+		 * themselves (xrxed_loop.c, wait_events says why). */
 	}
 
 	for (unsigned i = 0; i < TX_SLOTS; i++) {

@@ -84,7 +84,7 @@
 /* --rt-priority: while only QPs that wait for the network (an ACK, a window)
  * have unstarted WQEs, sleep this long at a time instead of spinning. A
  * SCHED_FIFO task that spins starves every normal task on its CPU; an ACK
- * ends the nap at once (the AF_XDP socket is in the epoll set), and a WQE
+ * ends the nap at once (the loop polls the AF_XDP sockets as it naps), and a WQE
  * posted during it -- the shim sees daemon_sleeping 0 and does not ring --
  * waits no longer than a doorbell's wake-up would take (docs/facts/afxdp.md §6). */
 #define RT_NAP_NS (50 * NS_PER_US)
@@ -168,7 +168,6 @@ struct daemon {
 	uint8_t mac[6];
 	uint32_t mtu;
 	struct xrxe_xsk *xsk[XRXE_STEER_MAX_QUEUES];
-	struct xrxe_evsrc xsk_src[XRXE_STEER_MAX_QUEUES];
 	unsigned nxsk;
 	struct xrxe_steer_maps maps;
 	bool we_attached;
@@ -216,7 +215,6 @@ void xrxe_daemon_stats(void *user, FILE *out, unsigned flags, uid_t uid);
 /* xrxed_loop.c */
 void xrxe_daemon_notify_systemd(const char *msg);
 void xrxe_daemon_signal_event(struct xrxe_evsrc *src, uint32_t events);
-void xrxe_daemon_xsk_event(struct xrxe_evsrc *src, uint32_t events);
 int xrxe_daemon_run_loop(struct daemon *d);
 
 #endif /* XRXE_DAEMON_XRXED_H */

@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sched.h>
 #include <stddef.h>
 #include <signal.h>
@@ -84,13 +85,6 @@ void xrxe_daemon_signal_event(struct xrxe_evsrc *src, uint32_t events)
 	}
 }
 
-void xrxe_daemon_xsk_event(struct xrxe_evsrc *src, uint32_t events)
-{
-	/* Only a wake-up: the loop drains every queue on each pass. */
-	(void)src;
-	(void)events;
-}
-
 /* One epoll round; timeout NULL blocks. Dispatches every ready source that
  * is still there when its turn comes (evsrc.h). */
 static int poll_events(struct daemon *d, const struct timespec *timeout)
@@ -124,12 +118,22 @@ static bool tx_pending(const struct daemon *d)
 /* What sleep_once did (or a negative errno). */
 enum { WORK_FOUND, SQ_WAITING, SLEPT, NAPPED };
 
-/* epoll_wait until an event, the transport's or the control layer's next
- * deadline, the next TX reap, or limit, whichever comes first. */
+/* Sleep until a frame, an event, the transport's or the control layer's
+ * next deadline, the next TX reap, or limit, whichever comes first.
+ *
+ * The AF_XDP sockets are polled here, not kept in the epoll set: a socket
+ * in an epoll set has epoll's entry on its wait queue for good, so every
+ * frame the kernel hands it runs the wake-up path (sock_def_readable: the
+ * queue's lock, ep_poll_callback, the interrupt flag restored), on the
+ * *sender's* CPU for a veth peer, also while this loop is busy and needs
+ * no wake-up. ppoll(2) puts its entry there only while we sleep.
+ * docs/performance.md, "The wake-up the receiver did not need". */
 static int wait_events(struct daemon *d, uint64_t now, uint64_t limit)
 {
+	struct pollfd pfd[1 + XRXE_STEER_MAX_QUEUES];
 	uint64_t deadline = limit, t;
 	struct timespec ts;
+	int n;
 
 	t = xrxe_tp_next_deadline(d->tp);
 	if (t < deadline)
@@ -142,7 +146,24 @@ static int wait_events(struct daemon *d, uint64_t now, uint64_t limit)
 	t = deadline > now ? deadline - now : 0;
 	ts.tv_sec = (time_t)(t / 1000000000ull);
 	ts.tv_nsec = (long)(t % 1000000000ull);
-	return poll_events(d, &ts);
+	pfd[0] = (struct pollfd){ .fd = d->epfd, .events = POLLIN };
+	for (unsigned q = 0; q < d->nxsk; q++)
+		pfd[1 + q] = (struct pollfd){ .fd = xrxe_xsk_fd(d->xsk[q]), .events = POLLIN };
+	n = ppoll(pfd, 1 + d->nxsk, &ts, NULL);
+	if (n < 0) {
+		if (errno == EINTR)
+			return 0;
+		xrxe_err("ppoll: %s", strerror(errno));
+		return -errno;
+	}
+	if (pfd[0].revents & POLLIN) {
+		static const struct timespec zero = { 0 };
+		int m = poll_events(d, &zero);
+
+		if (m < 0)
+			return m;
+	}
+	return n;
 }
 
 /* --rt-priority: a QP has unstarted WQEs it cannot send yet (window, ACK):
@@ -188,7 +209,7 @@ static int sleep_once(struct daemon *d, bool sq_spin)
 			return SQ_WAITING;
 		}
 		/* Waited SQ_WAIT_SPIN_NS: sleep; the frame that opens the
-		 * window wakes us (the AF_XDP socket is in the epoll set), the
+		 * window wakes us (wait_events polls the AF_XDP sockets), the
 		 * retransmission timer is the transport's deadline. */
 		d->ctr.sq_wait_sleeps++;
 	}
