@@ -134,7 +134,7 @@ static uint32_t key_permute(const struct xrxe_tp *tp, uint32_t x, bool inverse)
 	return l << 12 | r;
 }
 
-static unsigned key_index_bits(const struct xrxe_tp *tp)
+unsigned xrxe_tpi_key_index_bits(const struct xrxe_tp *tp)
 {
 	uint32_t top = tp->mw_base + tp->nmws; /* one past the largest index */
 	unsigned bits = 1;
@@ -146,16 +146,24 @@ static unsigned key_index_bits(const struct xrxe_tp *tp)
 
 uint32_t xrxe_tpi_key_make(const struct xrxe_tp *tp, uint32_t idx, uint32_t gen)
 {
-	unsigned ib = key_index_bits(tp);
+	unsigned ib = tp->key_ib;
 
 	return key_permute(tp, ((gen << ib) | idx) & KEY_NAME_MASK, false);
 }
 
-uint32_t xrxe_tpi_key_index(const struct xrxe_tp *tp, uint32_t key)
+/* The slot a key names. Not a check: the caller compares the slot's key. */
+uint32_t xrxe_tpi_key_index(struct xrxe_tp *tp, uint32_t key)
 {
-	unsigned ib = key_index_bits(tp);
+	const size_t nmemo = sizeof(tp->key_memo) / sizeof(tp->key_memo[0]);
+	uint32_t ib = tp->key_ib, idx;
+	size_t slot = (key ^ key >> 8 ^ key >> 16) & (nmemo - 1);
 
-	return key_permute(tp, key >> 8, true) & ((1u << ib) - 1);
+	if (tp->key_memo[slot].key == key && tp->key_memo[slot].idx1)
+		return tp->key_memo[slot].idx1 - 1;
+	idx = key_permute(tp, key >> 8, true) & ((1u << ib) - 1);
+	tp->key_memo[slot].key = key;
+	tp->key_memo[slot].idx1 = idx + 1;
+	return idx;
 }
 
 /* A key byte other than old (adding 1..255 mod 256 never gives old back). */

@@ -64,6 +64,7 @@ int xrxe_tp_create(const struct xrxe_tp_config *cfg, struct xrxe_tp **out)
 	tp->key_rng = cfg->key_seed ? cfg->key_seed : 0x6a09e667f3bcc909ull;
 	tp->mw_base = cfg->max_mr + 1;
 	tp->nmws = cfg->max_mr < (1u << 24) - tp->mw_base ? cfg->max_mr : (1u << 24) - tp->mw_base;
+	tp->key_ib = xrxe_tpi_key_index_bits(tp);
 	tp->mws = calloc(tp->nmws ? tp->nmws : 1, sizeof(*tp->mws));
 	tp->pds = calloc(tp->npds, sizeof(*tp->pds));
 	tp->ahs = calloc(tp->nahs, sizeof(*tp->ahs));

@@ -531,6 +531,13 @@ struct xrxe_tp {
 	struct tp_mr *mrs; /* index 1..max_mr */
 	uint32_t mr_next;
 	uint64_t key_rng; /* key randomness (mr.c xrxe_tpi_key_random), from cfg.key_seed */
+	unsigned key_ib; /* index bits of a key name (mr.c), fixed by max_mr */
+	/* Recent key -> index answers (mr.c xrxe_tpi_key_index): the
+	 * permutation costs four rounds of a hash on every packet's key;
+	 * idx1 is the index + 1, 0 an empty entry. */
+	struct {
+		uint32_t key, idx1;
+	} key_memo[64];
 	struct tp_mw *mws; /* key index mw_base + i, i < nmws */
 	uint32_t mw_base, nmws;
 	uint32_t mws_hw; /* one past the highest slot ever allocated: scans stop there */
@@ -598,7 +605,8 @@ uint8_t xrxe_tpi_key_byte_next(struct xrxe_tp *tp, uint8_t old);
 /* The 24-bit name of slot idx (an MR index, or mw_base + a window's) in its
  * generation gen; the slot index a name stands for (0: none). */
 uint32_t xrxe_tpi_key_make(const struct xrxe_tp *tp, uint32_t idx, uint32_t gen);
-uint32_t xrxe_tpi_key_index(const struct xrxe_tp *tp, uint32_t key);
+uint32_t xrxe_tpi_key_index(struct xrxe_tp *tp, uint32_t key);
+unsigned xrxe_tpi_key_index_bits(const struct xrxe_tp *tp);
 struct tp_mr *xrxe_tpi_mr_by_key(struct xrxe_tp *tp, uint32_t key);
 /* xrxe_tp_mr_reg with odp: NULL, or an ODP region's memory (odp.c). */
 int xrxe_tpi_mr_reg(struct xrxe_tp *tp, uint32_t pdn, void *host, uint64_t iova, uint64_t length,
