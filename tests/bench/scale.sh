@@ -27,8 +27,17 @@
 # daemon needs a few hundred mappings, not two per QP: all of it runs within
 # the kernel's default vm.max_map_count (65 530), which the bench leaves alone.
 #
+# The daemons and perftest are placed as tests/bench/verbs.sh's default
+# ("crossed": daemon A and the perftest server on cpu0, daemon B and the client
+# on cpu1; unpinned on one CPU), a warm-up ib_write_bw runs before the first
+# row, and every perftest row runs SCALE_REPEAT times (default 3): the table
+# prints each row's median and the spread (the largest distance of a run from
+# the median, % of the median). One run per row on fresh daemons made the
+# first row the slowest by up to 2x: docs/performance.md, "The scale bench's
+# rows".
+#
 #   SCALE_IDLE="0 1024 16384 65536" SCALE_ACTIVE="1 16 256 4096" SCALE_MAX_QPS=65536
-#   BENCH_DURATION=3
+#   SCALE_REPEAT=3 BENCH_DURATION=3
 # (an empty SCALE_IDLE or SCALE_ACTIVE, or SCALE_MAX_QPS=0, leaves that part out:
 #  SCALE_IDLE= SCALE_MAX_QPS=0 runs the active-QP rows only)
 set -uo pipefail
@@ -43,6 +52,7 @@ DURATION=${BENCH_DURATION:-3}
 IDLE_ROWS=${SCALE_IDLE-0 1024 16384 65536}
 ACTIVE_ROWS=${SCALE_ACTIVE-1 16 256 4096}
 CHUNK=16384 # idle QPs per holding application
+REPEAT=${SCALE_REPEAT:-3}
 
 for f in "$XRXED" "$XRXE" "$PROG" "$BUILD/lib/xrxe/libibverbs.so.1"; do
 	if [ ! -e "$f" ]; then
@@ -70,15 +80,13 @@ if ! netns_wait_file "/run/xrxe/$IF_A.sock" 10 || ! netns_wait_file "/run/xrxe/$
 	echo "scale bench: xrxed did not start"
 	exit 1
 fi
-# rc_scale connects with GID index 0, the interface's IPv6 link-local
-# address: until its duplicate address detection ends (a second or two after
-# the namespaces were made) the kernel has no neighbour for it, and a first
-# hold whose QPs reach RTR at once fails (EHOSTUNREACH after the daemon's 1 s).
-for _ in $(seq 100); do
-	[ -z "$(ns_exec "$NS_A" ip -6 addr show dev "$IF_A" tentative)" ] &&
-		[ -z "$(ns_exec "$NS_B" ip -6 addr show dev "$IF_B" tentative)" ] && break
-	sleep 0.1
-done
+
+# crossed placement, as tests/bench/verbs.sh (none on one CPU)
+PIN_S=() PIN_C=()
+if [ "$(nproc)" -ge 2 ]; then
+	taskset -a -p -c 0 "$PID_A" >/dev/null && taskset -a -p -c 1 "$PID_B" >/dev/null
+	PIN_S=(taskset -c 0) PIN_C=(taskset -c 1)
+fi
 
 ratio() { awk -v a="$1" -v b="$2" -v m="${3:-1}" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", m * a / b; else print "n/a" }'; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
@@ -112,14 +120,14 @@ perftest() {
 	shift 2
 	local out=$tmp/$name-$size
 	PORT=$((PORT + 1))
-	ns_exec "$NS_B" timeout 120 "${RUN[@]}" "$name" -d "xrxe_$IF_B" -x 1 -s "$size" -F \
+	ns_exec "$NS_B" timeout 120 "${PIN_S[@]}" "${RUN[@]}" "$name" -d "xrxe_$IF_B" -x 1 -s "$size" -F \
 		-p "$PORT" "$@" >"$out.server" 2>&1 &
 	local spid=$!
 	for i in $(seq 200); do
 		ns_exec "$NS_B" ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . && break
 		sleep 0.05
 	done
-	ns_exec "$NS_A" timeout 120 "${RUN[@]}" "$name" -d "xrxe_$IF_A" -x 1 -s "$size" -F \
+	ns_exec "$NS_A" timeout 120 "${PIN_C[@]}" "${RUN[@]}" "$name" -d "xrxe_$IF_A" -x 1 -s "$size" -F \
 		-p "$PORT" "$@" "$IP4_B" >"$out.client" 2>&1
 	wait "$spid"
 	grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$out.client" | tail -n 1 >"$out"
@@ -128,6 +136,18 @@ field() {
 	local v
 	v=$(awk -v n="$2" '{ print $n }' "$1" 2>/dev/null)
 	echo "${v:-n/a}"
+}
+# median V...: the median of the numeric values (n/a when none); spread V...:
+# the largest distance of one from their median, in % of it
+median() {
+	printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g | awk '{ v[++n] = $1 }
+		END { if (!n) print "n/a"; else print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
+}
+spread() {
+	local m
+	m=$(median "$@")
+	printf '%s\n' "$@" | awk -v m="$m" '/^[0-9.]+$/ && m > 0 { d = ($1 > m ? $1 - m : m - $1) / m * 100; if (d > s) s = d }
+		END { printf "%.0f\n", s }'
 }
 
 HOLDERS=()
@@ -226,8 +246,12 @@ fi
 [ -n "${IDLE_ROWS// /}" ] &&
 	echo "one active QP beside idle connected RC QPs (ratios to the 0-idle row, aim within 10 %)"
 [ -n "${IDLE_ROWS// /}" ] &&
-	printf '%-10s %10s %10s %12s %12s %8s %8s %8s %8s\n' "idle QPs" "lat typ" "lat p99" \
-	"bw 64B Mpps" "bw 64K Gb/s" "typ" "p99" "64B" "64K"
+	printf '%-10s %10s %10s %12s %12s %8s %8s %8s %8s   %s\n' "idle QPs" "lat typ" "lat p99" \
+	"bw 64B Mpps" "bw 64K Gb/s" "typ" "p99" "64B" "64K" "spread %"
+[ -n "${IDLE_ROWS// /}" ] &&
+	echo "(median of $REPEAT runs per row; spread: lat typ/p99/64B/64K; after a warm-up ib_write_bw)"
+# Fresh daemons and a first perftest: not what the rows compare.
+[ -n "${IDLE_ROWS// /}${ACTIVE_ROWS// /}" ] && perftest ib_write_bw 64 -D 1
 base=()
 RSS_NOTE="" CREATE_NOTE="" RELEASE_NOTE=""
 for n in $IDLE_ROWS; do
@@ -241,16 +265,21 @@ for n in $IDLE_ROWS; do
 		CREATE_NOTE="$n QPs created and connected per side in $((SECONDS - t0)) s (wall, $(grep -ho 'created in [0-9.]* s' "$tmp"/hold-a-1.log | head -n 1), chunks of $CHUNK)"
 		RSS_NOTE="daemon A RSS $rss0 -> $(rss_kib "$PID_A") KiB with $n idle QPs: $((($(rss_kib "$PID_A") - rss0) * 1000 / n)) KiB per 1000 QPs"
 	fi
-	perftest ib_write_lat 64 -n 5000
-	lt=$(field "$tmp/ib_write_lat-64" 5) lp=$(field "$tmp/ib_write_lat-64" 8)
-	perftest ib_write_bw 64 -D "$DURATION" --report_gbits
-	b64=$(field "$tmp/ib_write_bw-64" 5)
-	perftest ib_write_bw 65536 -D "$DURATION" --report_gbits
-	b64k=$(field "$tmp/ib_write_bw-65536" 4)
+	LT=() LP=() B64=() B64K=()
+	for _ in $(seq "$REPEAT"); do
+		perftest ib_write_lat 64 -n 5000
+		LT+=("$(field "$tmp/ib_write_lat-64" 5)") LP+=("$(field "$tmp/ib_write_lat-64" 8)")
+		perftest ib_write_bw 64 -D "$DURATION" --report_gbits
+		B64+=("$(field "$tmp/ib_write_bw-64" 5)")
+		perftest ib_write_bw 65536 -D "$DURATION" --report_gbits
+		B64K+=("$(field "$tmp/ib_write_bw-65536" 4)")
+	done
+	lt=$(median "${LT[@]}") lp=$(median "${LP[@]}") b64=$(median "${B64[@]}") b64k=$(median "${B64K[@]}")
 	[ ${#base[@]} -eq 0 ] && base=("$lt" "$lp" "$b64" "$b64k")
-	printf '%-10s %10s %10s %12s %12s %8s %8s %8s %8s\n' "$n" "$lt" "$lp" "$b64" "$b64k" \
+	printf '%-10s %10s %10s %12s %12s %8s %8s %8s %8s   %s\n' "$n" "$lt" "$lp" "$b64" "$b64k" \
 		"$(ratio "$lt" "${base[0]}")" "$(ratio "$lp" "${base[1]}")" \
-		"$(ratio "$b64" "${base[2]}")" "$(ratio "$b64k" "${base[3]}")"
+		"$(ratio "$b64" "${base[2]}")" "$(ratio "$b64k" "${base[3]}")" \
+		"$(spread "${LT[@]}")/$(spread "${LP[@]}")/$(spread "${B64[@]}")/$(spread "${B64K[@]}")"
 	t0=$SECONDS
 	if release; then
 		[ "$n" -gt 0 ] && RELEASE_NOTE="$n QPs per side released by the daemons $((SECONDS - t0)) s after their applications were killed"
@@ -264,7 +293,7 @@ done
 
 echo
 echo "daemon CPU per packet with N active QPs (ib_write_bw -q N, 64 B; ratio to the 16-QP row, aim flat within 20 %)"
-printf '%-12s %12s %14s %16s %8s\n' "active QPs" "Mpps" "packets" "CPU s / Mpkt" "ratio"
+printf '%-12s %12s %14s %16s %8s %9s\n' "active QPs" "Mpps" "packets" "CPU s / Mpkt" "ratio" "spread %"
 # sample FILE: until killed, a line every ~0.2 s: time, both daemons' CPU
 # ticks, both daemons' RoCE frames (received + sent), daemon A's sent ones.
 # One awk per sample reads all six files (the clock is bash's): the sampler
@@ -303,16 +332,21 @@ traffic() {
 }
 ref=""
 for q in $ACTIVE_ROWS; do
-	: >"$tmp/samples-$q"
-	sample "$tmp/samples-$q" &
-	sampler=$!
-	perftest ib_write_bw 64 -q "$q" -D "$DURATION" --report_gbits
-	kill "$sampler" 2>/dev/null
-	wait "$sampler" 2>/dev/null
-	read -r mpps pkts per < <(traffic "$tmp/samples-$q")
+	MPPS=() PKTS=() PER=()
+	for _ in $(seq "$REPEAT"); do
+		: >"$tmp/samples-$q"
+		sample "$tmp/samples-$q" &
+		sampler=$!
+		perftest ib_write_bw 64 -q "$q" -D "$DURATION" --report_gbits
+		kill "$sampler" 2>/dev/null
+		wait "$sampler" 2>/dev/null
+		read -r mpps pkts per < <(traffic "$tmp/samples-$q")
+		MPPS+=("$mpps") PKTS+=("$pkts") PER+=("$per")
+	done
+	mpps=$(median "${MPPS[@]}") pkts=$(median "${PKTS[@]}") per=$(median "${PER[@]}")
 	[ "$q" = 16 ] && ref=$per
-	printf '%-12s %12s %14s %16s %8s\n' "$q" "$mpps" "$pkts" "$per" \
-		"$( [ -n "$ref" ] && ratio "$per" "$ref" || echo -)"
+	printf '%-12s %12s %14s %16s %8s %9s\n' "$q" "$mpps" "$pkts" "$per" \
+		"$( [ -n "$ref" ] && ratio "$per" "$ref" || echo -)" "$(spread "${PER[@]}")"
 	if ! grep -q . "$tmp/ib_write_bw-64"; then
 		echo "  ib_write_bw -q $q:"
 		tail -n 3 "$tmp/ib_write_bw-64.client"
