@@ -33,10 +33,11 @@
 # row, and every perftest row runs SCALE_REPEAT times (default 3): the table
 # prints each row's median and the spread (the largest distance of a run from
 # the median, % of the median). One run per row on fresh daemons made the
-# first row the slowest by up to 2x: docs/performance.md, "The scale bench's
-# rows".
+# first row the slowest by up to 2x, and even medians drifted by more than 10 %
+# between rows minutes apart, so each idle row is compared with a 0-idle row
+# measured right before it: docs/performance.md, "The scale bench's rows".
 #
-#   SCALE_IDLE="0 1024 16384 65536" SCALE_ACTIVE="1 16 256 4096" SCALE_MAX_QPS=65536
+#   SCALE_IDLE="1024 16384 65536" SCALE_ACTIVE="1 16 256 4096" SCALE_MAX_QPS=65536
 #   SCALE_REPEAT=3 BENCH_DURATION=3
 # (an empty SCALE_IDLE or SCALE_ACTIVE, or SCALE_MAX_QPS=0, leaves that part out:
 #  SCALE_IDLE= SCALE_MAX_QPS=0 runs the active-QP rows only)
@@ -49,7 +50,7 @@ XRXE=$PWD/$BUILD/bin/xrxe
 PROG=$PWD/$BUILD/tests/verbs/rc_scale
 RUN=("$XRXE" run --)
 DURATION=${BENCH_DURATION:-3}
-IDLE_ROWS=${SCALE_IDLE-0 1024 16384 65536}
+IDLE_ROWS=${SCALE_IDLE-1024 16384 65536}
 ACTIVE_ROWS=${SCALE_ACTIVE-1 16 256 4096}
 CHUNK=16384 # idle QPs per holding application
 REPEAT=${SCALE_REPEAT:-3}
@@ -244,7 +245,7 @@ echo
 fi
 
 [ -n "${IDLE_ROWS// /}" ] &&
-	echo "one active QP beside idle connected RC QPs (ratios to the 0-idle row, aim within 10 %)"
+	echo "one active QP beside idle connected RC QPs (ratios to the 0-idle row measured just before, aim within 10 %)"
 [ -n "${IDLE_ROWS// /}" ] &&
 	printf '%-10s %10s %10s %12s %12s %8s %8s %8s %8s   %s\n' "idle QPs" "lat typ" "lat p99" \
 	"bw 64B Mpps" "bw 64K Gb/s" "typ" "p99" "64B" "64K" "spread %"
@@ -254,18 +255,10 @@ fi
 [ -n "${IDLE_ROWS// /}${ACTIVE_ROWS// /}" ] && perftest ib_write_bw 64 -D 1
 base=()
 RSS_NOTE="" CREATE_NOTE="" RELEASE_NOTE=""
-for n in $IDLE_ROWS; do
-	rss0=$(rss_kib "$PID_A")
-	t0=$SECONDS
-	if [ "$n" -gt 0 ] && ! hold "$n"; then
-		release
-		continue
-	fi
-	if [ "$n" -gt 0 ]; then
-		CREATE_NOTE="$n QPs created and connected per side in $((SECONDS - t0)) s (wall, $(grep -ho 'created in [0-9.]* s' "$tmp"/hold-a-1.log | head -n 1), chunks of $CHUNK)"
-		RSS_NOTE="daemon A RSS $rss0 -> $(rss_kib "$PID_A") KiB with $n idle QPs: $((($(rss_kib "$PID_A") - rss0) * 1000 / n)) KiB per 1000 QPs"
-	fi
-	LT=() LP=() B64=() B64K=()
+# measure: the three perftest rows REPEAT times; their medians in lt lp b64
+# b64k and the spreads in SPREAD
+measure() {
+	local LT=() LP=() B64=() B64K=()
 	for _ in $(seq "$REPEAT"); do
 		perftest ib_write_lat 64 -n 5000
 		LT+=("$(field "$tmp/ib_write_lat-64" 5)") LP+=("$(field "$tmp/ib_write_lat-64" 8)")
@@ -275,14 +268,36 @@ for n in $IDLE_ROWS; do
 		B64K+=("$(field "$tmp/ib_write_bw-65536" 4)")
 	done
 	lt=$(median "${LT[@]}") lp=$(median "${LP[@]}") b64=$(median "${B64[@]}") b64k=$(median "${B64K[@]}")
-	[ ${#base[@]} -eq 0 ] && base=("$lt" "$lp" "$b64" "$b64k")
-	printf '%-10s %10s %10s %12s %12s %8s %8s %8s %8s   %s\n' "$n" "$lt" "$lp" "$b64" "$b64k" \
+	SPREAD="$(spread "${LT[@]}")/$(spread "${LP[@]}")/$(spread "${B64[@]}")/$(spread "${B64K[@]}")"
+}
+# row LABEL: print the last measure, with its ratios to base
+row() {
+	printf '%-10s %10s %10s %12s %12s %8s %8s %8s %8s   %s\n' "$1" "$lt" "$lp" "$b64" "$b64k" \
 		"$(ratio "$lt" "${base[0]}")" "$(ratio "$lp" "${base[1]}")" \
-		"$(ratio "$b64" "${base[2]}")" "$(ratio "$b64k" "${base[3]}")" \
-		"$(spread "${LT[@]}")/$(spread "${LP[@]}")/$(spread "${B64[@]}")/$(spread "${B64K[@]}")"
+		"$(ratio "$b64" "${base[2]}")" "$(ratio "$b64k" "${base[3]}")" "$SPREAD"
+}
+# Each idle row is compared with a 0-idle row measured just before it: this
+# machine's speed drifts by more than 10 % over the minutes between rows
+# (docs/performance.md, "The scale bench's rows"), so one 0-idle row at the
+# start compared later rows with another machine.
+for n in $IDLE_ROWS; do
+	[ "$n" -gt 0 ] || continue
+	measure
+	base=("$lt" "$lp" "$b64" "$b64k")
+	row "0"
+	rss0=$(rss_kib "$PID_A")
+	t0=$SECONDS
+	if ! hold "$n"; then
+		release
+		continue
+	fi
+	CREATE_NOTE="$n QPs created and connected per side in $((SECONDS - t0)) s (wall, $(grep -ho 'created in [0-9.]* s' "$tmp"/hold-a-1.log | head -n 1), chunks of $CHUNK)"
+	RSS_NOTE="daemon A RSS $rss0 -> $(rss_kib "$PID_A") KiB with $n idle QPs: $((($(rss_kib "$PID_A") - rss0) * 1000 / n)) KiB per 1000 QPs"
+	measure
+	row "$n"
 	t0=$SECONDS
 	if release; then
-		[ "$n" -gt 0 ] && RELEASE_NOTE="$n QPs per side released by the daemons $((SECONDS - t0)) s after their applications were killed"
+		RELEASE_NOTE="$n QPs per side released by the daemons $((SECONDS - t0)) s after their applications were killed"
 	else
 		echo "scale bench: the daemons did not release the idle QPs"
 	fi
