@@ -93,10 +93,12 @@ static int poll_events(struct daemon *d, const struct timespec *timeout)
 	int n = epoll_pwait2(d->epfd, ev, MAX_EVENTS, timeout, NULL);
 
 	if (n < 0) {
-		if (errno == EINTR)
+		int err = errno;
+
+		if (err == EINTR)
 			return 0;
-		xrxe_err("epoll_wait: %s", strerror(errno));
-		return -errno;
+		xrxe_err("epoll_wait: %s", strerror(err));
+		return -err; /* errno as epoll_pwait2 left it, not as logging did */
 	}
 	xrxe_evsrc_dispatch(ev, n);
 	return n;
@@ -151,10 +153,12 @@ static int wait_events(struct daemon *d, uint64_t now, uint64_t limit)
 		pfd[1 + q] = (struct pollfd){ .fd = xrxe_xsk_fd(d->xsk[q]), .events = POLLIN };
 	n = ppoll(pfd, 1 + d->nxsk, &ts, NULL);
 	if (n < 0) {
-		if (errno == EINTR)
+		int err = errno;
+
+		if (err == EINTR)
 			return 0;
-		xrxe_err("ppoll: %s", strerror(errno));
-		return -errno;
+		xrxe_err("ppoll: %s", strerror(err));
+		return -err;
 	}
 	if (pfd[0].revents & POLLIN) {
 		static const struct timespec zero = { 0 };
