@@ -244,16 +244,18 @@ fi
 echo
 fi
 
+# the two tables' columns, for their headers and their rows
+IDLE_FMT='%-10s %10s %10s %12s %12s %8s %8s %8s %8s   %s\n'
+ACTIVE_FMT='%-12s %12s %14s %16s %8s %9s\n'
 [ -n "${IDLE_ROWS// /}" ] &&
 	echo "one active QP beside idle connected RC QPs (ratios to the 0-idle row measured just before, aim within 10 %)"
 [ -n "${IDLE_ROWS// /}" ] &&
-	printf '%-10s %10s %10s %12s %12s %8s %8s %8s %8s   %s\n' "idle QPs" "lat typ" "lat p99" \
+	printf "$IDLE_FMT" "idle QPs" "lat typ" "lat p99" \
 	"bw 64B Mpps" "bw 64K Gb/s" "typ" "p99" "64B" "64K" "spread %"
 [ -n "${IDLE_ROWS// /}" ] &&
 	echo "(median of $REPEAT runs per row; spread: lat typ/p99/64B/64K; after a warm-up ib_write_bw)"
 # Fresh daemons and a first perftest: not what the rows compare.
 [ -n "${IDLE_ROWS// /}${ACTIVE_ROWS// /}" ] && perftest ib_write_bw 64 -D 1
-base=()
 RSS_NOTE="" CREATE_NOTE="" RELEASE_NOTE=""
 # measure: the three perftest rows REPEAT times; their medians in lt lp b64
 # b64k and the spreads in SPREAD
@@ -272,7 +274,7 @@ measure() {
 }
 # row LABEL: print the last measure, with its ratios to base
 row() {
-	printf '%-10s %10s %10s %12s %12s %8s %8s %8s %8s   %s\n' "$1" "$lt" "$lp" "$b64" "$b64k" \
+	printf "$IDLE_FMT" "$1" "$lt" "$lp" "$b64" "$b64k" \
 		"$(ratio "$lt" "${base[0]}")" "$(ratio "$lp" "${base[1]}")" \
 		"$(ratio "$b64" "${base[2]}")" "$(ratio "$b64k" "${base[3]}")" "$SPREAD"
 }
@@ -308,7 +310,7 @@ done
 
 echo
 echo "daemon CPU per packet with N active QPs (ib_write_bw -q N, 64 B; ratio to the 16-QP row, aim flat within 20 %)"
-printf '%-12s %12s %14s %16s %8s %9s\n' "active QPs" "Mpps" "packets" "CPU s / Mpkt" "ratio" "spread %"
+printf "$ACTIVE_FMT" "active QPs" "Mpps" "packets" "CPU s / Mpkt" "ratio" "spread %"
 # sample FILE: until killed, a line every ~0.2 s: time, both daemons' CPU
 # ticks, both daemons' RoCE frames (received + sent), daemon A's sent ones.
 # One awk per sample reads all six files (the clock is bash's): the sampler
@@ -360,7 +362,7 @@ for q in $ACTIVE_ROWS; do
 	done
 	mpps=$(median "${MPPS[@]}") pkts=$(median "${PKTS[@]}") per=$(median "${PER[@]}")
 	[ "$q" = 16 ] && ref=$per
-	printf '%-12s %12s %14s %16s %8s %9s\n' "$q" "$mpps" "$pkts" "$per" \
+	printf "$ACTIVE_FMT" "$q" "$mpps" "$pkts" "$per" \
 		"$( [ -n "$ref" ] && ratio "$per" "$ref" || echo -)" "$(spread "${PER[@]}")"
 	if ! grep -q . "$tmp/ib_write_bw-64"; then
 		echo "  ib_write_bw -q $q:"

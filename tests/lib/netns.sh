@@ -14,8 +14,9 @@
 #   IP4_A IP4_B   IPv4 addresses without prefix (default 10.77.ID.1 / .2, /24)
 #   IP6_A IP6_B   IPv6 addresses without prefix (default fd77:0:0:ID::1 / ::2, /64)
 #   MAC_A MAC_B   the veth ends' MAC addresses
-# Copy them if a test needs several pairs at once. IPv6 addresses are added
-# with nodad, so they are usable at once. ID is 1..250.
+# Copy them if a test needs several pairs at once. IPv6 addresses, the
+# link-local ones included, skip duplicate address detection, so they are
+# usable at once. ID is 1..250.
 #
 # Both ends get a pfifo root qdisc (NETNS_QDISC, "" to keep veth's noqueue):
 # with noqueue, veth drops frames silently when the peer's ring is full,
